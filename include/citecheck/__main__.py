@@ -1,0 +1,5 @@
+"""`python -m citecheck …` entry point."""
+
+from citecheck.cli import main
+
+raise SystemExit(main())

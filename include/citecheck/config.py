@@ -1,0 +1,190 @@
+r"""Run configuration: marker syntax, check-worthiness rules, segmentation and slices.
+
+The defaults need no file. A TOML file (read with the standard library) overrides any key:
+
+```toml
+[markers]
+pattern = '\[(?P<labels>[A-Za-z]{0,3}\d+(?:\s*[,;]\s*[A-Za-z]{0,3}\d+)*)\]'
+separator = '\s*[,;]\s*'
+
+[check_worthiness]
+refusals = ["I can't find that in the travel policy."]   # exact sentences (normalised)
+refusal_patterns = ["^i (?:can(?:no|')t|could(?:n't| not)) find\b"]
+non_claim_patterns = ["^let me know\b", "^would you like\b"]  # offers and questions to the user
+questions_are_non_claims = true
+
+[segmentation]
+abbreviations = ["approx.", "e.g.", "i.e."]  # a sentence never ends on one of these
+
+[slices]
+attributes = []        # attribute keys to slice by; empty = every key present
+numbers = true         # sentences with / without numbers
+multi_citation = true  # sentences with >= 2 citations
+length_buckets = [3, 6, 10]   # answer length in sentences: 1-3, 4-6, 7-10, 11+
+
+[day]
+timezone = "UTC"
+```
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import tomllib
+from dataclasses import asdict, dataclass, field, fields, replace
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+DEFAULT_MARKER_PATTERN = r"\[(?P<labels>[A-Za-z]{0,3}\d+(?:\s*[,;]\s*[A-Za-z]{0,3}\d+)*)\]"
+DEFAULT_LABEL_SEPARATOR = r"\s*[,;]\s*"
+
+DEFAULT_REFUSAL_PATTERNS = (
+    r"^(?:i'?m sorry,? (?:but )?)?i (?:can(?:no|')?t|could(?:n't| not)|was(?:n't| not) able to|am unable to)"
+    r" (?:find|locate|answer)\b",
+    r"^(?:i'?m sorry,? (?:but )?)?(?:the|your|these|those) (?:provided )?(?:documents?|sources?|passages?|context)"
+    r" (?:do(?:es)?(?:n't| not)) (?:contain|mention|cover|say)\b",
+)
+
+DEFAULT_NON_CLAIM_PATTERNS = (
+    r"^(?:please )?let me know\b",
+    r"^(?:would|do) you (?:like|want)\b",
+    r"^(?:shall|should) i\b",
+    r"^feel free to\b",
+    r"^i hope (?:this|that) helps\b",
+    r"^(?:i'?m )?happy to help\b",
+    r"^if you (?:have|need) (?:any )?(?:more|other|further)? ?(?:questions?|help)\b",
+    r"^is there anything else\b",
+    r"^(?:i can|i'?d be happy to) help\b",
+    r"^(?:hope this helps|good luck)\b",
+)
+
+DEFAULT_ABBREVIATIONS = (
+    "approx.", "e.g.", "i.e.", "vs.", "cf.", "incl.", "excl.", "esp.", "ca.", "resp.", "viz.", "no.",
+    "fig.", "sec.", "art.", "para.", "vol.", "pp.", "p.", "est.", "dept.", "min.", "max.",
+)
+
+
+class ConfigError(ValueError):
+    """A configuration file or value that cannot be used."""
+
+
+@dataclass(frozen=True)
+class Config:
+    marker_pattern: str = DEFAULT_MARKER_PATTERN
+    label_separator: str = DEFAULT_LABEL_SEPARATOR
+    refusals: tuple[str, ...] = ()
+    refusal_patterns: tuple[str, ...] = DEFAULT_REFUSAL_PATTERNS
+    non_claim_patterns: tuple[str, ...] = DEFAULT_NON_CLAIM_PATTERNS
+    questions_are_non_claims: bool = True
+    abbreviations: tuple[str, ...] = DEFAULT_ABBREVIATIONS
+    slice_attributes: tuple[str, ...] = ()
+    slice_numbers: bool = True
+    slice_multi_citation: bool = True
+    length_buckets: tuple[int, ...] = (3, 6, 10)
+    timezone: str = "UTC"
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @cached_property
+    def marker_re(self) -> re.Pattern[str]:
+        return re.compile(self.marker_pattern)
+
+    @cached_property
+    def separator_re(self) -> re.Pattern[str]:
+        return re.compile(self.label_separator)
+
+    @cached_property
+    def refusal_res(self) -> tuple[re.Pattern[str], ...]:
+        return tuple(re.compile(p, re.IGNORECASE) for p in self.refusal_patterns)
+
+    @cached_property
+    def non_claim_res(self) -> tuple[re.Pattern[str], ...]:
+        return tuple(re.compile(p, re.IGNORECASE) for p in self.non_claim_patterns)
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.pop("extra")
+        return data
+
+    @cached_property
+    def hash(self) -> str:
+        """A short stable hash of every rule: stored with each output row."""
+        blob = json.dumps(self.as_dict(), sort_keys=True, default=list).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+
+_TOML_KEYS: dict[tuple[str, str], str] = {
+    ("markers", "pattern"): "marker_pattern",
+    ("markers", "separator"): "label_separator",
+    ("check_worthiness", "refusals"): "refusals",
+    ("check_worthiness", "refusal_patterns"): "refusal_patterns",
+    ("check_worthiness", "non_claim_patterns"): "non_claim_patterns",
+    ("check_worthiness", "questions_are_non_claims"): "questions_are_non_claims",
+    ("segmentation", "abbreviations"): "abbreviations",
+    ("slices", "attributes"): "slice_attributes",
+    ("slices", "numbers"): "slice_numbers",
+    ("slices", "multi_citation"): "slice_multi_citation",
+    ("slices", "length_buckets"): "length_buckets",
+    ("day", "timezone"): "timezone",
+}
+
+
+def load_config(path: str | Path | None = None) -> Config:
+    """The defaults, overridden by a TOML file when given. Unknown keys are an error."""
+    if path is None:
+        return Config()
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(f"config file not found: {path}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
+    return config_from_mapping(data)
+
+
+def config_from_mapping(data: dict[str, Any]) -> Config:
+    """Build a Config from parsed TOML sections, validating names, types and regexes."""
+    types = {f.name: f.type for f in fields(Config)}
+    values: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for section, table in data.items():
+        if not isinstance(table, dict):
+            raise ConfigError(f"config: [{section}] must be a table")
+        for key, value in table.items():
+            name = _TOML_KEYS.get((section, key))
+            if name is None:
+                if section in {"judge", "job", "warehouse", "validation"}:
+                    extra.setdefault(section, {})[key] = value
+                    continue
+                raise ConfigError(f"config: unknown key {section}.{key}")
+            values[name] = _coerce(name, types[name], value)
+    config = replace(Config(), **values, extra=extra)
+    for attr in ("marker_re", "separator_re", "refusal_res", "non_claim_res"):
+        try:
+            getattr(config, attr)
+        except re.error as exc:
+            raise ConfigError(f"config: invalid regular expression for {attr}: {exc}") from exc
+    if "labels" not in config.marker_re.groupindex:
+        raise ConfigError("config: markers.pattern needs a named group (?P<labels>...)")
+    return config
+
+
+def _coerce(name: str, type_name: Any, value: Any) -> Any:
+    text = str(type_name)
+    if text.startswith("tuple[str"):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"config: {name} must be a list of strings")
+        return tuple(value)
+    if text.startswith("tuple[int"):
+        if not isinstance(value, list) or not all(isinstance(v, int) for v in value):
+            raise ConfigError(f"config: {name} must be a list of integers")
+        return tuple(sorted(value))
+    if text == "bool":
+        if not isinstance(value, bool):
+            raise ConfigError(f"config: {name} must be true or false")
+        return value
+    if not isinstance(value, str):
+        raise ConfigError(f"config: {name} must be a string")
+    return value

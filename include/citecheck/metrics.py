@@ -1,0 +1,339 @@
+"""Counts and metrics (SPEC §5), per answer, micro, macro and by slice.
+
+Every metric is a `Ratio` (numerator and denominator kept; zero denominator → null).
+*Micro* pools sentences across answers, so long answers weigh more; *macro* averages per-answer
+values over the answers whose denominator is non-zero, so each answer is one vote.
+
+Structural metrics (unknown labels, attachment, refusals, marker habits) cover every turn;
+judged metrics (recall, precision, support rate, faithfulness, verdict rates) cover the turns
+selected for judging and exclude unjudged sentences. `judged_attachment_rate` is attachment on
+that judged population, so `citation_recall <= judged_attachment_rate` holds on every row.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from citecheck.config import Config
+from citecheck.model import StructuredTurn
+from citecheck.ratio import Ratio
+from citecheck.verdicts import (
+    CONTRADICTED,
+    MISCITED,
+    PARTIAL,
+    SUPPORTED,
+    UNCITED_SUPPORTED,
+    UNJUDGED,
+    UNSUPPORTED,
+    SentenceVerdict,
+)
+
+# metric -> (numerator count, denominator count, scale). Scale 1 metrics are rates in [0, 1].
+METRICS: dict[str, tuple[str, str, float]] = {
+    "unknown_label_rate": ("unknown_labels", "citations", 1.0),
+    "unknown_labels_per_1000_answers": ("unknown_labels", "answers", 1000.0),
+    "stale_label_rate": ("stale_labels", "citations", 1.0),
+    "attachment_rate": ("attached", "check_worthy_sentences", 1.0),
+    "refusal_rate": ("refusals", "answers", 1.0),
+    "multi_citation_share": ("multi_citation_sentences", "attached", 1.0),
+    "marker_after_stop_share": ("markers_after_stop", "markers", 1.0),
+    "cited_char_share": ("native_cited_chars", "native_answer_chars", 1.0),
+    "non_claim_citation_share": ("citations_on_non_claims", "citations", 1.0),
+    "citation_recall": ("supported", "judged_sentences", 1.0),
+    "citation_precision": ("credited_citations", "judged_citations", 1.0),
+    "support_rate_of_cited": ("supported", "judged_attached", 1.0),
+    "faithfulness": ("faithful", "judged_sentences", 1.0),
+    "judged_attachment_rate": ("judged_attached", "judged_sentences", 1.0),
+    "miscited_rate": ("miscited", "judged_sentences", 1.0),
+    "uncited_supported_rate": ("uncited_supported", "judged_sentences", 1.0),
+    "unsupported_rate": ("unsupported", "judged_sentences", 1.0),
+    "partial_rate": ("partial", "judged_sentences", 1.0),
+    "contradicted_rate": ("contradicted", "judged_sentences", 1.0),
+    "unjudged_rate": ("unjudged_sentences", "selected_sentences", 1.0),
+    "first_stage_agreement": ("first_stage_agree", "agreement_sample", 1.0),
+    "first_stage_false_pass_rate": ("first_stage_false_pass", "agreement_sample_llm_unsupported", 1.0),
+    "first_stage_false_fail_rate": ("first_stage_false_fail", "agreement_sample_llm_supported", 1.0),
+}
+COUNT_KEYS = (
+    "answers", "refusals", "sentences", "check_worthy_sentences", "attached", "citations", "unknown_labels",
+    "stale_labels", "pointer_problems", "citations_on_non_claims", "multi_citation_sentences", "markers",
+    "markers_after_stop", "sentences_with_repeated_labels", "native_answer_chars", "native_cited_chars",
+    "judged_answers", "selected_sentences", "judged_sentences", "unjudged_sentences", "judged_attached",
+    "judged_citations", "credited_citations", "supported", "miscited", "uncited_supported", "unsupported",
+    "partial", "contradicted", "faithful", "agreement_sample", "first_stage_agree",
+    "agreement_sample_llm_supported", "agreement_sample_llm_unsupported", "first_stage_false_pass",
+    "first_stage_false_fail",
+)
+DERIVED = ("citation_f1",)
+METRIC_NAMES = (*METRICS, *DERIVED)
+RATE_METRICS = tuple(m for m, (_, _, scale) in METRICS.items() if scale == 1.0) + DERIVED
+JUDGED_METRICS = frozenset(m for m, (_, den, _) in METRICS.items() if den.startswith(("judged", "selected"))
+                           or den.startswith("agreement")) | frozenset(DERIVED)
+TURN_LEVEL_METRICS = frozenset({"refusal_rate", "unknown_labels_per_1000_answers", "cited_char_share"})
+
+_NUMBER = re.compile(r"\d")
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredTurn:
+    """A turn after judging: its structure, one verdict per sentence, and whether it was judged."""
+
+    structured: StructuredTurn
+    verdicts: tuple[SentenceVerdict, ...]
+    selected: bool = True
+
+    @property
+    def turn_id(self) -> str:
+        return self.structured.turn_id
+
+
+def turn_counts(scored: ScoredTurn, keep: Callable[[SentenceVerdict], bool] | None = None) -> Counter[str]:
+    """The counts behind every metric, for one answer (optionally a subset of its sentences)."""
+    st = scored.structured
+    c: Counter[str] = Counter()
+    verdicts = [v for v in scored.verdicts if keep is None or keep(v)]
+    c["answers"] = 1
+    c["refusals"] = int(st.is_refusal)
+    c["sentences"] = len(verdicts)
+    if keep is None:
+        orphan = sum(1 for p in st.turn.pointer_problems if p.document_index < 0)
+        c["citations"] += orphan
+        c["unknown_labels"] += orphan
+        c["pointer_problems"] = len(st.turn.pointer_problems)
+        if st.turn.answer_format == "anthropic_blocks":
+            c["native_answer_chars"] = len(st.turn.answer)
+            c["native_cited_chars"] = _covered(st.turn)
+    for v in verdicts:
+        s = v.sentence
+        n_labels = len(s.labels)
+        c["citations"] += n_labels
+        c["unknown_labels"] += len(s.unknown_labels)
+        c["stale_labels"] += len(s.stale_labels)
+        c["markers"] += s.markers
+        c["markers_after_stop"] += s.markers_after_stop
+        c["sentences_with_repeated_labels"] += bool(s.duplicate_labels)
+        if not s.check_worthy:
+            c["citations_on_non_claims"] += n_labels
+            continue
+        c["check_worthy_sentences"] += 1
+        c["attached"] += s.attached
+        c["multi_citation_sentences"] += s.attached and n_labels >= 3
+        if not scored.selected:
+            continue
+        c["selected_sentences"] += 1
+        if v.verdict == UNJUDGED:
+            c["unjudged_sentences"] += 1
+            continue
+        c["judged_sentences"] += 1
+        c["judged_attached"] += s.attached
+        c["judged_citations"] += n_labels
+        c["credited_citations"] += sum(v.credited.values())
+        c[v.verdict] += 1
+        c["faithful"] += v.faithful
+        _agreement_counts(c, v)
+    c["judged_answers"] = int(scored.selected)
+    return c
+
+
+def _agreement_counts(c: Counter[str], v: SentenceVerdict) -> None:
+    detail = v.judgment.detail if v.judgment is not None else {}
+    llm = detail.get("llm")
+    first = detail.get("first_stage")
+    if detail.get("escalation") != "sample" or not llm or not first or llm.get("status") != "ok":
+        return
+    llm_supported = llm.get("verdict") == SUPPORTED
+    first_supported = bool(first.get("supported"))
+    c["agreement_sample"] += 1
+    c["first_stage_agree"] += llm_supported == first_supported
+    if llm_supported:
+        c["agreement_sample_llm_supported"] += 1
+        c["first_stage_false_fail"] += not first_supported
+    else:
+        c["agreement_sample_llm_unsupported"] += 1
+        c["first_stage_false_pass"] += first_supported
+
+
+def _covered(turn: Any) -> int:
+    """Answer characters inside a validly cited native block."""
+    covered = 0
+    last_end = 0
+    for c in sorted((c for c in turn.native_citations if c.valid), key=lambda c: (c.start, c.end)):
+        start = max(c.start, last_end)
+        if c.end > start:
+            covered += c.end - start
+            last_end = c.end
+    return covered
+
+
+def full_counts(counts: Mapping[str, int]) -> dict[str, int]:
+    """Every count key, zeros included, in a stable order."""
+    return {key: int(counts.get(key, 0)) for key in COUNT_KEYS}
+
+
+def ratios(counts: Mapping[str, float]) -> dict[str, Ratio]:
+    """Every metric of one set of counts (an answer, or pooled answers for micro)."""
+    out = {name: Ratio(counts.get(num, 0) * scale, counts.get(den, 0)) for name, (num, den, scale) in METRICS.items()}
+    out["citation_f1"] = f1(out["citation_recall"], out["citation_precision"])
+    return out
+
+
+def f1(recall: Ratio, precision: Ratio) -> Ratio:
+    """Harmonic mean as a Ratio 2PR / (P + R); 0 when both are 0, null when either is null."""
+    r, p = recall.value, precision.value
+    if r is None or p is None:
+        return Ratio(0, 0)
+    if r + p == 0:
+        return Ratio(0, 1)
+    return Ratio(2 * p * r, p + r)
+
+
+def values(ratio_map: Mapping[str, Ratio]) -> dict[str, float | None]:
+    return {name: r.value for name, r in ratio_map.items()}
+
+
+@dataclass
+class _SliceAccumulator:
+    counts: Counter[str] = field(default_factory=Counter)
+    macro_sum: Counter[str] = field(default_factory=Counter)
+    macro_n: Counter[str] = field(default_factory=Counter)
+
+    def add(self, counts: Counter[str]) -> None:
+        self.counts.update(counts)
+        for name, r in ratios(counts).items():
+            if r.value is not None:
+                self.macro_sum[name] += r.value
+                self.macro_n[name] += 1
+
+    def micro(self) -> dict[str, Ratio]:
+        return ratios(self.counts)
+
+    def macro(self) -> dict[str, Ratio]:
+        return {name: Ratio(self.macro_sum[name], self.macro_n[name]) for name in METRIC_NAMES}
+
+
+def length_bucket(n_sentences: int, buckets: Sequence[int]) -> str:
+    low = 1
+    for top in buckets:
+        if n_sentences <= top:
+            return f"{low}-{top}" if n_sentences else "0"
+        low = top + 1
+    return f"{low}+"
+
+
+class MetricAccumulator:
+    """Streams scored turns into per-slice counts; memory grows with slices, not with turns."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self._slices: dict[tuple[str, str], _SliceAccumulator] = {}
+
+    def _acc(self, name: str, value: str) -> _SliceAccumulator:
+        key = (name, value)
+        acc = self._slices.get(key)
+        if acc is None:
+            acc = self._slices[key] = _SliceAccumulator()
+        return acc
+
+    def add(self, scored: ScoredTurn) -> Counter[str]:
+        counts = turn_counts(scored)
+        self._acc("all", "all").add(counts)
+        attrs = scored.structured.turn.attributes
+        keys = self.config.slice_attributes or tuple(attrs)
+        for key in keys:
+            if key in attrs:
+                self._acc(f"attribute:{key}", attrs[key]).add(counts)
+        self._acc("answer_length", length_bucket(len(scored.verdicts), self.config.length_buckets)).add(counts)
+        for name, test in self._sentence_slices():
+            for value, wanted in (("yes", True), ("no", False)):
+                subset = [v for v in scored.verdicts if test(v) == wanted]
+                if subset:
+                    self._acc(name, value).add(turn_counts(scored, lambda v, t=test, w=wanted: t(v) == w))
+        return counts
+
+    def _sentence_slices(self) -> list[tuple[str, Callable[[SentenceVerdict], bool]]]:
+        slices: list[tuple[str, Callable[[SentenceVerdict], bool]]] = []
+        if self.config.slice_numbers:
+            slices.append(("has_number", lambda v: bool(_NUMBER.search(v.sentence.text))))
+        if self.config.slice_multi_citation:
+            slices.append(("multi_citation", lambda v: len(v.sentence.labels) >= 2))
+        return slices
+
+    def counts(self, slice_name: str = "all", slice_value: str = "all") -> Counter[str]:
+        acc = self._slices.get((slice_name, slice_value))
+        return Counter(acc.counts) if acc else Counter()
+
+    def summary(self) -> dict[str, dict[str, float | None]]:
+        acc = self._slices.get(("all", "all")) or _SliceAccumulator()
+        return {"micro": values(acc.micro()), "macro": values(acc.macro())}
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Long rows: one per (slice, metric, averaging), as the daily metrics table stores them."""
+        out: list[dict[str, Any]] = []
+        for (slice_name, slice_value), acc in sorted(self._slices.items()):
+            sentence_slice = slice_name in ("has_number", "multi_citation")
+            for averaging, metric_map in (("micro", acc.micro()), ("macro", acc.macro())):
+                for metric, r in metric_map.items():
+                    if sentence_slice and metric in TURN_LEVEL_METRICS:
+                        continue
+                    judged = metric in JUDGED_METRICS
+                    out.append({
+                        "slice_name": slice_name,
+                        "slice_value": slice_value,
+                        "metric": metric,
+                        "averaging": averaging,
+                        "numerator": r.numerator,
+                        "denominator": r.denominator,
+                        "value": r.value,
+                        "answers": acc.counts["judged_answers" if judged else "answers"],
+                        "sentences": acc.counts["judged_sentences" if judged else "check_worthy_sentences"],
+                    })
+        return out
+
+
+def invariant_violations(rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    """SPEC §5 invariants on metric rows: rates in [0, 1]; recall ≤ attachment (on the same
+    population) and recall ≤ faithfulness per slice and averaging."""
+    problems: list[str] = []
+    by_key: dict[tuple[str, str, str], dict[str, float | None]] = {}
+    for row in rows:
+        key = (row["slice_name"], row["slice_value"], row["averaging"])
+        by_key.setdefault(key, {})[row["metric"]] = row["value"]
+        v = row["value"]
+        if row["metric"] in RATE_METRICS and v is not None and not -1e-9 <= v <= 1 + 1e-9:
+            problems.append(f"{row['metric']} {key} = {v} is outside [0, 1]")
+    for key, m in by_key.items():
+        recall = m.get("citation_recall")
+        if recall is None:
+            continue
+        for bound in ("judged_attachment_rate", "faithfulness"):
+            b = m.get(bound)
+            if b is not None and recall > b + 1e-9:
+                problems.append(f"citation_recall {recall} > {bound} {b} for {key}")
+    return problems
+
+
+def verdict_counts(verdicts: Iterable[SentenceVerdict]) -> Counter[str]:
+    return Counter(v.verdict for v in verdicts)
+
+
+__all__ = [
+    "CONTRADICTED",
+    "METRICS",
+    "METRIC_NAMES",
+    "MISCITED",
+    "PARTIAL",
+    "RATE_METRICS",
+    "SUPPORTED",
+    "UNCITED_SUPPORTED",
+    "UNSUPPORTED",
+    "MetricAccumulator",
+    "ScoredTurn",
+    "invariant_violations",
+    "ratios",
+    "turn_counts",
+    "values",
+]

@@ -1,0 +1,165 @@
+"""The data the job passes between its stages.
+
+Plain frozen dataclasses: a parsed turn (`Turn`), its sentences after the structural checks
+(`Sentence`), and what a judge says about one sentence (`Judgment`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """One passage of a turn's logged context set, as the prompt labelled it."""
+
+    label: str
+    text: str
+    source: str = ""
+    document_id: str | None = None
+    version: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CitationSpan:
+    """A provider-native citation: the answer characters [start, end) cite `label`.
+
+    `valid` is False when its pointer failed the checks of SPEC §3.4 (a pointer problem).
+    """
+
+    start: int
+    end: int
+    label: str
+    valid: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class PointerProblem:
+    """A native citation whose pointer does not match the logged request documents."""
+
+    document_index: int
+    reason: str
+    cited_title: str | None = None
+    recorded_title: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One logged assistant answer with the context set that was in its prompt (SPEC §1)."""
+
+    turn_id: str
+    conversation_id: str
+    turn_index: int
+    answered_at: str | None
+    question: str
+    answer: str
+    answer_format: str
+    context: tuple[Passage, ...]
+    attributes: dict[str, str] = field(default_factory=dict)
+    native_citations: tuple[CitationSpan, ...] = ()
+    pointer_problems: tuple[PointerProblem, ...] = ()
+
+    def passage(self, label: str) -> Passage | None:
+        for p in self.context:
+            if p.label == label:
+                return p
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Sentence:
+    """A sentence of an answer after parsing and the structural checks (SPEC §2–§3)."""
+
+    index: int
+    text: str
+    start: int
+    end: int
+    labels: tuple[str, ...]
+    unknown_labels: tuple[str, ...] = ()
+    stale_labels: tuple[str, ...] = ()
+    duplicate_labels: tuple[str, ...] = ()
+    markers: int = 0
+    markers_after_stop: int = 0
+    check_worthy: bool = True
+    non_claim_reason: str | None = None
+    is_refusal: bool = False
+
+    @property
+    def resolved_labels(self) -> tuple[str, ...]:
+        unknown = set(self.unknown_labels)
+        return tuple(lab for lab in self.labels if lab not in unknown)
+
+    @property
+    def attached(self) -> bool:
+        return self.check_worthy and bool(self.resolved_labels)
+
+
+@dataclass(frozen=True, slots=True)
+class StructuredTurn:
+    """A turn with its sentences: everything the no-model checks know."""
+
+    turn: Turn
+    sentences: tuple[Sentence, ...]
+    is_refusal: bool
+
+    @property
+    def turn_id(self) -> str:
+        return self.turn.turn_id
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeItem:
+    """What a judge is asked about one check-worthy sentence.
+
+    `cited` are the sentence's resolved labels in order; `context` is the turn's whole context
+    set (needed for `elsewhere` and faithfulness).
+    """
+
+    turn_id: str
+    sentence_index: int
+    sentence: str
+    cited: tuple[str, ...]
+    context: tuple[Passage, ...]
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.turn_id, self.sentence_index)
+
+
+@dataclass(frozen=True, slots=True)
+class Judgment:
+    """A judge's answer for one sentence (SPEC §4). `unjudged_reason` set means no answer.
+
+    - `cited`: the resolved cited passages support the sentence.
+    - `alone[label]`: that passage alone supports it; `rest[label]`: the other cited passages
+      still support it without this one.
+    - `elsewhere`: the best supporting passage(s) of the whole context set, or () if none.
+    - `faithful`: some context passage (or set, for judges that see sets) supports it.
+    - `verdict`: an optional judge-specific verdict (`partial`, `contradicted`) that refines
+      the structural verdict; `credit`: optional per-citation credit that replaces ALCE's rule
+      (the LLM judge's Liu et al. rule).
+    """
+
+    cited: bool = False
+    alone: dict[str, bool] = field(default_factory=dict)
+    rest: dict[str, bool] = field(default_factory=dict)
+    elsewhere: tuple[str, ...] = ()
+    faithful: bool = False
+    score: float | None = None
+    contradiction: float | None = None
+    verdict: str | None = None
+    credit: dict[str, bool] | None = None
+    judge: str = ""
+    judge_version: str = ""
+    unjudged_reason: str | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def judged(self) -> bool:
+        return self.unjudged_reason is None
+
+
+def unjudged(reason: str, judge: str = "", judge_version: str = "") -> Judgment:
+    """A missing judgment: the sentence is excluded from judged metrics and counted."""
+    return Judgment(judge=judge, judge_version=judge_version, unjudged_reason=reason)

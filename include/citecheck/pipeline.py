@@ -1,0 +1,198 @@
+"""The scoring pipeline shared by the CLI and the daily job:
+structure (100% of turns) → judge (selected turns, in batches) → verdicts → metrics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from citecheck.config import Config
+from citecheck.judges.base import Judge
+from citecheck.metrics import (
+    MetricAccumulator,
+    ScoredTurn,
+    full_counts,
+    invariant_violations,
+    ratios,
+    turn_counts,
+    values,
+)
+from citecheck.model import JudgeItem, Judgment, StructuredTurn, Turn
+from citecheck.structural import ConversationHistory, structure_turn
+from citecheck.turns import Skipped
+from citecheck.verdicts import SentenceVerdict, decide
+
+JUDGE_BATCH_TURNS = 256
+
+
+def in_conversation_order(turns: Iterable[Turn]) -> list[Turn]:
+    """Turns ordered by conversation and turn index, so stale labels see earlier turns first."""
+    return sorted(turns, key=lambda t: (t.conversation_id, t.turn_index))
+
+
+def structure_turns(turns: Iterable[Turn], config: Config,
+                    history: ConversationHistory | None = None) -> Iterator[StructuredTurn]:
+    """Structural checks on every turn; pass turns in conversation order (see above)."""
+    history = history if history is not None else ConversationHistory()
+    for turn in turns:
+        yield structure_turn(turn, config, history)
+
+
+def judge_items(structured: StructuredTurn) -> list[JudgeItem]:
+    """One item per check-worthy sentence: its resolved citations and the whole context set."""
+    return [
+        JudgeItem(structured.turn_id, s.index, s.text, s.resolved_labels, structured.turn.context)
+        for s in structured.sentences
+        if s.check_worthy
+    ]
+
+
+def judge_batch(batch: Sequence[StructuredTurn], judge: Judge | None,
+                selected: Callable[[StructuredTurn], bool] | None = None) -> list[ScoredTurn]:
+    """Judge the selected turns of a batch in one judge call and decide every verdict."""
+    chosen = [selected is None or selected(st) for st in batch]
+    items = [item for st, ok in zip(batch, chosen, strict=True) if ok for item in judge_items(st)]
+    judgments: dict[tuple[str, int], Judgment] = {}
+    if items and judge is not None:
+        results = judge.judge(items)
+        if len(results) != len(items):
+            raise RuntimeError(f"judge {judge.name} returned {len(results)} judgments for {len(items)} items")
+        judgments = {item.key: j for item, j in zip(items, results, strict=True)}
+    out = []
+    for st, ok in zip(batch, chosen, strict=True):
+        verdicts = tuple(
+            decide(s, judgments.get((st.turn_id, s.index)), selected=ok and judge is not None)
+            for s in st.sentences
+        )
+        out.append(ScoredTurn(st, verdicts, selected=ok and judge is not None))
+    return out
+
+
+def score_structured(structured: Iterable[StructuredTurn], judge: Judge | None,
+                     selected: Callable[[StructuredTurn], bool] | None = None,
+                     batch_turns: int = JUDGE_BATCH_TURNS) -> Iterator[ScoredTurn]:
+    """Stream structured turns through the judge in batches of `batch_turns` turns."""
+    batch: list[StructuredTurn] = []
+    for st in structured:
+        batch.append(st)
+        if len(batch) >= batch_turns:
+            yield from judge_batch(batch, judge, selected)
+            batch = []
+    if batch:
+        yield from judge_batch(batch, judge, selected)
+
+
+@dataclass
+class ScoreReport:
+    """Everything one scoring run produced, ready for JSON output or the warehouse."""
+
+    config: Config
+    scored: list[ScoredTurn] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    accumulator: MetricAccumulator | None = None
+    judge_stats: dict[str, Any] = field(default_factory=dict)
+    judge_name: str | None = None
+    judge_version: str | None = None
+
+    def to_json(self, *, judged: bool = True) -> dict[str, Any]:
+        acc = self.accumulator or MetricAccumulator(self.config)
+        rows = acc.rows()
+        out: dict[str, Any] = {
+            "turns": [turn_json(t, judged=judged) for t in self.scored],
+            "metrics": acc.summary(),
+            "counts": full_counts(acc.counts()),
+            "rows": rows,
+            "invariant_violations": invariant_violations(rows),
+            "skipped": [s.as_dict() for s in self.skipped],
+            "run": {
+                "config_hash": self.config.hash,
+                "judge": self.judge_name,
+                "judge_version": self.judge_version,
+                "turns_read": len(self.scored) + len(self.skipped),
+                "turns_scored": len(self.scored),
+                "turns_skipped": len(self.skipped),
+            },
+        }
+        if judged:
+            out["stats"] = self.judge_stats
+        else:
+            for key in ("metrics", "rows", "invariant_violations"):
+                out.pop(key)
+        return out
+
+
+def score(turns: Iterable[Turn], judge: Judge | None, config: Config,
+          skipped: Sequence[Skipped] = ()) -> ScoreReport:
+    """Score turns end to end (output in input order); `judge=None` runs the structural checks only."""
+    report = ScoreReport(config=config, skipped=list(skipped), accumulator=MetricAccumulator(config))
+    turns = list(turns)
+    position = {t.turn_id: i for i, t in enumerate(turns)}
+    structured = structure_turns(in_conversation_order(turns), config)
+    for scored in score_structured(structured, judge):
+        report.scored.append(scored)
+        report.accumulator.add(scored)  # type: ignore[union-attr]
+    report.scored.sort(key=lambda s: position.get(s.turn_id, 0))
+    if judge is not None:
+        report.judge_stats = judge.stats()
+        report.judge_name, report.judge_version = judge.name, judge.version
+    return report
+
+
+def sentence_json(v: SentenceVerdict, *, judged: bool = True) -> dict[str, Any]:
+    s = v.sentence
+    out: dict[str, Any] = {
+        "index": s.index,
+        "text": s.text,
+        "labels": list(s.labels),
+        "unknown_labels": list(s.unknown_labels),
+        "stale_labels": list(s.stale_labels),
+        "duplicate_labels": list(s.duplicate_labels),
+        "check_worthy": s.check_worthy,
+        "non_claim_reason": s.non_claim_reason,
+        "attached": s.attached,
+        "markers_after_stop": s.markers_after_stop,
+    }
+    if not judged:
+        return out
+    j = v.judgment
+    out.update({
+        "verdict": v.verdict,
+        "supported_elsewhere_by": "+".join(v.supported_elsewhere_by) or None,
+        "credited": v.credited,
+        "judge": j.judge if j else None,
+        "judge_version": j.judge_version if j else None,
+        "score": j.score if j else None,
+        "contradiction": j.contradiction if j else None,
+        "unjudged_reason": j.unjudged_reason if j else None,
+    })
+    if j is not None:
+        out["alone"] = j.alone
+        out["rest"] = j.rest
+        if "llm" in j.detail:
+            out["llm"] = j.detail["llm"]
+        if j.detail.get("escalation"):
+            out["escalation"] = j.detail["escalation"]
+    return out
+
+
+def turn_json(scored: ScoredTurn, *, judged: bool = True) -> dict[str, Any]:
+    st = scored.structured
+    out: dict[str, Any] = {
+        "turn_id": st.turn_id,
+        "conversation_id": st.turn.conversation_id,
+        "is_refusal": st.is_refusal,
+        "sentences": [sentence_json(v, judged=judged) for v in scored.verdicts],
+        "pointer_problems": [
+            {"document_index": p.document_index, "reason": p.reason, "cited_title": p.cited_title,
+             "recorded_title": p.recorded_title}
+            for p in st.turn.pointer_problems
+        ],
+    }
+    counts = turn_counts(scored)
+    out["counts"] = full_counts(counts)
+    if judged:
+        out["selected"] = scored.selected
+        out["metrics"] = values(ratios(counts))
+    return out

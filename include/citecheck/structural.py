@@ -1,0 +1,107 @@
+"""The no-model checks run on 100% of traffic (SPEC §3): resolution, staleness,
+check-worthiness and attachment.
+
+Labels resolve against the turn's own logged context set only. A label that does not resolve is
+*unknown*; if it named a passage of an earlier turn of the same conversation it is also *stale*.
+"""
+
+from __future__ import annotations
+
+import re
+
+from citecheck.config import Config
+from citecheck.model import Sentence, StructuredTurn, Turn
+from citecheck.parsing import ParsedSentence, parse_answer, parse_plain
+from citecheck.text import normalise_for_match
+
+_TRAILING_PUNCT = re.compile(r"[\s.!?\u2026]+$")
+
+
+class ConversationHistory:
+    """Which labels each conversation's earlier turns had in their context sets.
+
+    Feed turns in (conversation, turn_index) order; `record` after checking a turn, so a turn
+    never makes its own labels stale.
+    """
+
+    def __init__(self) -> None:
+        self._first_seen: dict[str, dict[str, int]] = {}
+
+    def record(self, conversation_id: str, turn_index: int, labels: set[str] | list[str] | tuple[str, ...]) -> None:
+        seen = self._first_seen.setdefault(conversation_id, {})
+        for label in labels:
+            if label not in seen or turn_index < seen[label]:
+                seen[label] = turn_index
+
+    def is_stale(self, conversation_id: str, turn_index: int, label: str) -> bool:
+        first = self._first_seen.get(conversation_id, {}).get(label)
+        return first is not None and first < turn_index
+
+
+def check_worthiness(text: str, config: Config) -> tuple[bool, str | None]:
+    """Is this sentence a statement about the world? Returns (check_worthy, reason if not)."""
+    normal = normalise_for_match(text)
+    bare = _TRAILING_PUNCT.sub("", normal)
+    if bare in _refusal_set(config) or any(r.search(normal) for r in config.refusal_res):
+        return False, "refusal"
+    if config.questions_are_non_claims and text.rstrip().rstrip("\"'\u201d\u2019)").endswith("?"):
+        return False, "question"
+    if any(r.search(normal) for r in config.non_claim_res):
+        return False, "offer"
+    return True, None
+
+
+_REFUSAL_CACHE: dict[tuple[str, ...], frozenset[str]] = {}
+
+
+def _refusal_set(config: Config) -> frozenset[str]:
+    cached = _REFUSAL_CACHE.get(config.refusals)
+    if cached is None:
+        cached = frozenset(_TRAILING_PUNCT.sub("", normalise_for_match(r)) for r in config.refusals)
+        _REFUSAL_CACHE[config.refusals] = cached
+    return cached
+
+
+def parse_turn(turn: Turn, config: Config) -> list[ParsedSentence]:
+    """Sentences of a turn's answer, with the labels each one cites."""
+    if turn.answer_format == "anthropic_blocks":
+        spans = [(c.start, c.end, c.label) for c in turn.native_citations]
+        return parse_plain(turn.answer, spans, config)
+    return parse_answer(turn.answer, config)
+
+
+def structure_turn(turn: Turn, config: Config, history: ConversationHistory | None = None) -> StructuredTurn:
+    """Parse a turn and run every structural check on its sentences."""
+    context_labels = {p.label for p in turn.context}
+    sentences: list[Sentence] = []
+    for i, parsed in enumerate(parse_turn(turn, config)):
+        if turn.answer_format == "anthropic_blocks":
+            valid = {c.label for c in turn.native_citations
+                     if c.valid and c.start < parsed.end and c.end > parsed.start}
+            unknown = tuple(lab for lab in parsed.labels if lab not in valid)
+        else:
+            unknown = tuple(lab for lab in parsed.labels if lab not in context_labels)
+        stale = tuple(
+            lab for lab in unknown
+            if history is not None and history.is_stale(turn.conversation_id, turn.turn_index, lab)
+        )
+        worthy, reason = check_worthiness(parsed.text, config)
+        sentences.append(Sentence(
+            index=i,
+            text=parsed.text,
+            start=parsed.start,
+            end=parsed.end,
+            labels=parsed.labels,
+            unknown_labels=unknown,
+            stale_labels=stale,
+            duplicate_labels=parsed.duplicate_labels,
+            markers=parsed.markers,
+            markers_after_stop=parsed.markers_after_stop,
+            check_worthy=worthy,
+            non_claim_reason=reason,
+            is_refusal=reason == "refusal",
+        ))
+    if history is not None:
+        history.record(turn.conversation_id, turn.turn_index, context_labels)
+    is_refusal = any(s.is_refusal for s in sentences) and not any(s.check_worthy for s in sentences)
+    return StructuredTurn(turn=turn, sentences=tuple(sentences), is_refusal=is_refusal)

@@ -1,0 +1,81 @@
+"""From a judgment to a sentence verdict and per-citation credit (SPEC §5).
+
+Verdicts: `supported` (its resolved citations support it), `miscited` (they don't, another
+context passage does), `uncited_supported` (no resolved citation, a passage supports it),
+`unsupported`, `unjudged` (no judgment), `not_check_worthy`, `not_selected` (its turn was outside the
+judged share); LLM-judged sentences may carry
+`partial` or `contradicted`.
+
+Credit follows ALCE: a citation is credited when its sentence is supported and it is not
+irrelevant, irrelevant meaning it cannot support the sentence alone AND the remaining citations
+still support it without it. A judge may supply its own credit (the LLM judge uses Liu et al.'s
+full/partial rule). Unknown labels are never credited.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from citecheck.model import Judgment, Sentence
+
+SUPPORTED = "supported"
+MISCITED = "miscited"
+UNCITED_SUPPORTED = "uncited_supported"
+UNSUPPORTED = "unsupported"
+UNJUDGED = "unjudged"
+NOT_CHECK_WORTHY = "not_check_worthy"
+NOT_SELECTED = "not_selected"
+PARTIAL = "partial"
+CONTRADICTED = "contradicted"
+JUDGE_VERDICTS = (PARTIAL, CONTRADICTED)
+
+
+@dataclass(frozen=True, slots=True)
+class SentenceVerdict:
+    sentence: Sentence
+    verdict: str
+    judgment: Judgment | None
+    credited: dict[str, bool]
+    supported_elsewhere_by: tuple[str, ...]
+
+    @property
+    def faithful(self) -> bool:
+        return self.verdict in (SUPPORTED, MISCITED, UNCITED_SUPPORTED) or (
+            self.judgment is not None and self.judgment.judged and self.judgment.faithful
+        )
+
+
+def decide(sentence: Sentence, judgment: Judgment | None, *, selected: bool = True) -> SentenceVerdict:
+    """The verdict and credit of one sentence; `selected=False` means not chosen for judging."""
+    labels = sentence.labels
+    if not sentence.check_worthy:
+        return SentenceVerdict(sentence, NOT_CHECK_WORTHY, None, {lab: False for lab in labels}, ())
+    if not selected:
+        return SentenceVerdict(sentence, NOT_SELECTED, None, {lab: False for lab in labels}, ())
+    if judgment is None or not judgment.judged:
+        return SentenceVerdict(sentence, UNJUDGED, judgment, {lab: False for lab in labels}, ())
+    resolved = sentence.resolved_labels
+    if resolved and judgment.cited:
+        verdict = SUPPORTED
+    elif resolved and judgment.verdict in JUDGE_VERDICTS:
+        verdict = judgment.verdict
+    elif judgment.elsewhere:
+        verdict = MISCITED if resolved else UNCITED_SUPPORTED
+    else:
+        verdict = UNSUPPORTED
+    elsewhere = judgment.elsewhere if verdict in (MISCITED, UNCITED_SUPPORTED) else ()
+    return SentenceVerdict(sentence, verdict, judgment, _credit(sentence, verdict, judgment), elsewhere)
+
+
+def _credit(sentence: Sentence, verdict: str, judgment: Judgment) -> dict[str, bool]:
+    unknown = set(sentence.unknown_labels)
+    credited: dict[str, bool] = {}
+    for label in sentence.labels:
+        if label in unknown:
+            credited[label] = False
+        elif judgment.credit is not None:
+            credited[label] = bool(judgment.credit.get(label, False))
+        else:
+            irrelevant = not judgment.alone.get(label, False) and judgment.rest.get(label, False)
+            credited[label] = verdict == SUPPORTED and not irrelevant
+    return credited
