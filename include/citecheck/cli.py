@@ -100,6 +100,154 @@ def cmd_sample(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _engine():
+    from citecheck.warehouse import init_warehouse, make_engine
+
+    engine = make_engine()
+    init_warehouse(engine)
+    return engine
+
+
+def _day(text: str):
+    import datetime as dt
+
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text}") from exc
+
+
+def cmd_init_warehouse(args: argparse.Namespace) -> int:
+    from citecheck.warehouse import warehouse_url
+
+    _engine()
+    print(f"warehouse ready: {_safe_url(warehouse_url())}")
+    return EXIT_OK
+
+
+def _safe_url(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def cmd_load_sample(args: argparse.Namespace) -> int:
+    from citecheck import sample
+    from citecheck.warehouse import load_turns
+
+    engine = _engine()
+    data = sample.generate(args.start, args.days, args.turns_per_day, seed=args.seed)
+    n = load_turns(engine, data.turns + sample.malformed_source_turns(data))
+    if args.write_judge:
+        sample.write_judge(data, Path(args.write_judge))
+    print(f"loaded {n} sample turns for {args.days} day(s) from {args.start}")
+    return EXIT_OK
+
+
+def cmd_load_turns(args: argparse.Namespace) -> int:
+    from citecheck.turns import Skipped
+    from citecheck.warehouse import load_turns, source_rows
+
+    engine = _engine()
+    good, bad = [], []
+    with open(args.file, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                data = json.loads(raw.decode("utf-8"))
+                if not isinstance(data, dict):
+                    raise ValueError("line is not a JSON object")
+                source_rows(data)
+            except (ValueError, UnicodeDecodeError) as exc:
+                bad.append(Skipped(number, None, f"{type(exc).__name__}: {exc}"[:300]))
+                continue
+            good.append(data)
+    n = load_turns(engine, good)
+    _write({"loaded": n, "malformed": [b.as_dict() for b in bad]}, None)
+    return EXIT_SKIPPED if bad else EXIT_OK
+
+
+def _job_settings(args: argparse.Namespace):
+    from citecheck.job import settings_from_env
+
+    params = {k: getattr(args, k, None) for k in ("nli_share", "shards", "llm_sample_rate", "llm_budget_usd")}
+    return settings_from_env(params)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from citecheck.job import ValidationFailed, published_config_hash, run_day
+
+    engine = _engine()
+    settings = _job_settings(args)
+    if not args.force and published_config_hash(engine, args.day) == settings.config_hash:
+        print(f"{args.day}: already published with config {settings.config_hash} (use --force to rerun)")
+        return EXIT_OK
+    try:
+        result = run_day(engine, args.day, settings)
+    except ValidationFailed as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 3
+    s = result["structural"]
+    print(f"{args.day}: run {result['run_id']} published · turns read {s['turns_read']}, scored {s['turns_scored']},"
+          f" skipped {s['turns_skipped']}, judged {s.get('turns_selected', 0)}")
+    return EXIT_OK
+
+
+def cmd_backfill(args: argparse.Namespace) -> int:
+    import datetime as dt
+
+    from tqdm import tqdm
+
+    from citecheck.job import ValidationFailed, published_config_hash, run_day
+
+    engine = _engine()
+    settings = _job_settings(args)
+    days = [args.from_ + dt.timedelta(days=i) for i in range((args.to - args.from_).days + 1)]
+    failed, skipped = [], []
+    for day in tqdm(days, desc="backfill", unit="day", disable=not sys.stderr.isatty()):
+        if not args.force and published_config_hash(engine, day) == settings.config_hash:
+            skipped.append(day.isoformat())
+            continue
+        try:
+            run_day(engine, day, settings)
+        except ValidationFailed as exc:
+            failed.append(day.isoformat())
+            sys.stderr.write(f"{exc}\n")
+    print(f"backfill {args.from_}..{args.to}: {len(days) - len(failed) - len(skipped)} published, "
+          f"{len(skipped)} already up to date, {len(failed)} failed validation")
+    return 3 if failed else EXIT_OK
+
+
+def cmd_metrics(args: argparse.Namespace) -> int:
+    from citecheck.job import day_metrics
+
+    rows = day_metrics(_engine(), args.day)
+    if args.json:
+        _write(rows, None)  # type: ignore[arg-type]
+        return EXIT_OK
+    for row in rows:
+        if row["slice_name"] == "all" and row["averaging"] == "micro":
+            value = "null" if row["value"] is None else f"{row['value']:.3f}"
+            print(f"{row['metric']:<34}{value:>8}  ({row['numerator']:g}/{row['denominator']:g})")
+    return EXIT_OK
+
+
+def cmd_ddl(args: argparse.Namespace) -> int:
+    from citecheck.tables import ddl
+
+    sys.stdout.write(ddl(args.dialect))
+    return EXIT_OK
+
+
+def _add_job_params(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--nli-share", type=float, help="share of turns judged (deterministic hash selection)")
+    p.add_argument("--shards", type=int, help="judge shards")
+    p.add_argument("--llm-sample-rate", type=float)
+    p.add_argument("--llm-budget-usd", type=float)
+    p.add_argument("--force", action="store_true", help="rerun days already published with the same config")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="citecheck", description="Citation quality metrics for assistant answers.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -133,6 +281,41 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True, help="output folder")
     p.set_defaults(func=cmd_sample)
+
+    p = sub.add_parser("init-warehouse", help="create the warehouse tables (CITECHECK_WAREHOUSE_URL)")
+    p.set_defaults(func=cmd_init_warehouse)
+
+    p = sub.add_parser("load-sample", help="load generated sample turns into the source tables")
+    p.add_argument("--start", type=_day, default=_day("2026-11-23"))
+    p.add_argument("--days", type=int, default=3)
+    p.add_argument("--turns-per-day", type=int, default=300)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--write-judge", help="also write the sample's recorded judge file here")
+    p.set_defaults(func=cmd_load_sample)
+
+    p = sub.add_parser("load-turns", help="append turns (SPEC §1 JSON Lines) to the source tables")
+    p.add_argument("--file", required=True)
+    p.set_defaults(func=cmd_load_turns)
+
+    p = sub.add_parser("run", help="run the daily job for one day (CITECHECK_JUDGE picks the judge)")
+    p.add_argument("--day", type=_day, required=True)
+    _add_job_params(p)
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("backfill", help="run the daily job for a range of days")
+    p.add_argument("--from", dest="from_", type=_day, required=True)
+    p.add_argument("--to", type=_day, required=True)
+    _add_job_params(p)
+    p.set_defaults(func=cmd_backfill)
+
+    p = sub.add_parser("metrics", help="print a published day's metrics")
+    p.add_argument("--day", type=_day, required=True)
+    p.add_argument("--json", action="store_true", help="JSON list of rows")
+    p.set_defaults(func=cmd_metrics)
+
+    p = sub.add_parser("ddl", help="print the CREATE statements of every table (sql/schema.sql)")
+    p.add_argument("--dialect", choices=["postgresql", "sqlite"], default="postgresql")
+    p.set_defaults(func=cmd_ddl)
     return parser
 
 

@@ -1,7 +1,244 @@
-"""The one SQLAlchemy `MetaData` every table of the product is defined on (no DDL written twice)."""
+"""Every warehouse table, defined once with SQLAlchemy Core; `sql/schema.sql` is generated from
+these definitions (`python -m citecheck ddl`), never written by hand.
+
+Source (reference schema users map their logs onto): `source_turns`, `source_passages`.
+Outputs (SPEC §7): `sentence_verdicts`, `citation_verdicts`, `daily_metrics`, `skipped_turns`,
+`runs`, and the judgment cache. Staging tables hold one run's intermediate data, keyed by
+`run_id`, and are emptied after publish.
+"""
 
 from __future__ import annotations
 
-from sqlalchemy import MetaData
+import datetime as dt
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    Date,
+    DateTime,
+    Float,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    TypeDecorator,
+)
 
 metadata = MetaData()
+
+
+class UTCDateTime(TypeDecorator[dt.datetime]):
+    """Timestamps stored as UTC on every dialect and always returned zone-aware."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value, dialect):  # type: ignore[no-untyped-def]
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=dt.UTC)
+        value = value.astimezone(dt.UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value, dialect):  # type: ignore[no-untyped-def]
+        if value is None:
+            return None
+        return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
+
+
+# --- source: the logged turns -------------------------------------------------------------
+source_turns = Table(
+    "source_turns", metadata,
+    Column("turn_id", String(200), primary_key=True),
+    Column("conversation_id", String(200), nullable=True),
+    Column("turn_index", Integer, nullable=True),
+    Column("answered_at", UTCDateTime, nullable=True),
+    Column("question", Text, nullable=True),
+    Column("answer", Text, nullable=True),
+    Column("answer_format", String(40), nullable=True),
+    Column("answer_blocks", JSON, nullable=True),
+    Column("request_documents", JSON, nullable=True),
+    Column("attributes", JSON, nullable=True),
+    Column("loaded_at", UTCDateTime, nullable=True),
+    Index("ix_source_turns_answered_at", "answered_at"),
+    Index("ix_source_turns_conversation", "conversation_id", "turn_index"),
+)
+
+source_passages = Table(
+    "source_passages", metadata,
+    Column("turn_id", String(200), primary_key=True),
+    Column("position", Integer, primary_key=True),
+    Column("label", String(200), nullable=True),
+    Column("source", Text, nullable=True),
+    Column("text", Text, nullable=True),
+    Column("document_id", String(200), nullable=True),
+    Column("version", String(100), nullable=True),
+)
+
+
+def _day_keys(*extra: Column) -> list[Column]:
+    return [Column("day", Date, primary_key=True), *extra]
+
+
+def _run_columns() -> list[Column]:
+    return [
+        Column("run_id", String(64), nullable=False),
+        Column("config_hash", String(32), nullable=False),
+        Column("judge_versions", String(400), nullable=True),
+    ]
+
+
+def _sentence_columns() -> list[Column]:
+    return [
+        Column("turn_id", String(200), primary_key=True),
+        Column("sentence_index", Integer, primary_key=True),
+        Column("conversation_id", String(200)),
+        Column("text", Text),
+        Column("labels", JSON),
+        Column("unknown_labels", JSON),
+        Column("stale_labels", JSON),
+        Column("check_worthy", Boolean),
+        Column("non_claim_reason", String(40)),
+        Column("attached", Boolean),
+        Column("verdict", String(40)),
+        Column("score", Float),
+        Column("contradiction", Float),
+        Column("supported_elsewhere_by", String(400)),
+        Column("judge", String(40)),
+        Column("judge_version", String(400)),
+        Column("reason", Text),
+        Column("llm", JSON),
+    ]
+
+
+def _citation_columns() -> list[Column]:
+    return [
+        Column("turn_id", String(200), primary_key=True),
+        Column("sentence_index", Integer, primary_key=True),
+        Column("label", String(200), primary_key=True),
+        Column("status", String(20)),
+        Column("check_worthy", Boolean),
+        Column("alone", Boolean),
+        Column("rest", Boolean),
+        Column("credited", Boolean),
+    ]
+
+
+def _metric_columns() -> list[Column]:
+    return [
+        Column("slice_name", String(200), primary_key=True),
+        Column("slice_value", String(400), primary_key=True),
+        Column("metric", String(80), primary_key=True),
+        Column("averaging", String(10), primary_key=True),
+        Column("numerator", Float),
+        Column("denominator", Float),
+        Column("value", Float),
+        Column("answers", Integer),
+        Column("sentences", Integer),
+        Column("computed_at", UTCDateTime),
+    ]
+
+
+def _skipped_columns() -> list[Column]:
+    return [
+        Column("turn_id", String(200), primary_key=True),
+        Column("reason", Text, nullable=False),
+    ]
+
+
+# --- outputs: one day replaced as a whole per publish ------------------------------------
+sentence_verdicts = Table("sentence_verdicts", metadata, *_day_keys(*_sentence_columns()), *_run_columns())
+citation_verdicts = Table("citation_verdicts", metadata, *_day_keys(*_citation_columns()), *_run_columns())
+daily_metrics = Table("daily_metrics", metadata, *_day_keys(*_metric_columns()), *_run_columns())
+skipped_turns = Table("skipped_turns", metadata, *_day_keys(*_skipped_columns()), *_run_columns())
+
+runs = Table(
+    "runs", metadata,
+    Column("run_id", String(64), primary_key=True),
+    Column("day", Date, nullable=False, index=True),
+    Column("status", String(20), nullable=False),
+    Column("started_at", UTCDateTime),
+    Column("finished_at", UTCDateTime),
+    Column("turns_read", Integer),
+    Column("turns_scored", Integer),
+    Column("turns_skipped", Integer),
+    Column("turns_judged", Integer),
+    Column("share_nli", Float),
+    Column("share_llm", Float),
+    Column("llm_input_tokens", Integer),
+    Column("llm_output_tokens", Integer),
+    Column("llm_cost_usd", Float),
+    Column("config_hash", String(32)),
+    Column("judge", String(40)),
+    Column("judge_versions", String(400)),
+    Column("timings", JSON),
+    Column("stats", JSON),
+    Column("validation", JSON),
+    Column("state", JSON),
+    Column("error", Text),
+)
+
+# --- staging: one run's intermediate data, keyed by run id --------------------------------
+stage_turns = Table(
+    "stage_turns", metadata,
+    Column("run_id", String(64), primary_key=True),
+    Column("turn_id", String(200), primary_key=True),
+    Column("shard", Integer, nullable=False),
+    Column("selected", Boolean, nullable=False),
+    Column("structured", JSON, nullable=False),
+    Index("ix_stage_turns_shard", "run_id", "shard"),
+)
+stage_judgments = Table(
+    "stage_judgments", metadata,
+    Column("run_id", String(64), primary_key=True),
+    Column("turn_id", String(200), primary_key=True),
+    Column("sentence_index", Integer, primary_key=True),
+    Column("stage", String(20), primary_key=True),
+    Column("judgment", JSON, nullable=False),
+)
+stage_skipped = Table(
+    "stage_skipped", metadata,
+    Column("run_id", String(64), primary_key=True),
+    Column("turn_id", String(200), primary_key=True),
+    Column("reason", Text, nullable=False),
+)
+
+
+def _stage_copy(name: str, columns: list[Column]) -> Table:
+    return Table(name, metadata, Column("run_id", String(64), primary_key=True), Column("day", Date, nullable=False),
+                 *columns)
+
+
+stage_sentence_verdicts = _stage_copy("stage_sentence_verdicts", _sentence_columns())
+stage_citation_verdicts = _stage_copy("stage_citation_verdicts", _citation_columns())
+stage_daily_metrics = _stage_copy("stage_daily_metrics", _metric_columns())
+
+OUTPUT_TABLES = {
+    "sentence_verdicts": (sentence_verdicts, stage_sentence_verdicts),
+    "citation_verdicts": (citation_verdicts, stage_citation_verdicts),
+    "daily_metrics": (daily_metrics, stage_daily_metrics),
+}
+STAGING_TABLES = (stage_turns, stage_judgments, stage_skipped, stage_sentence_verdicts, stage_citation_verdicts,
+                  stage_daily_metrics)
+SOURCE_TABLES = (source_turns, source_passages)
+
+
+def ddl(dialect_name: str = "postgresql") -> str:
+    """CREATE statements for every table, for `sql/schema.sql` (generated, checked by a test)."""
+    from sqlalchemy.dialects import postgresql, sqlite
+    from sqlalchemy.schema import CreateIndex, CreateTable
+
+    # the judgment cache registers itself on `metadata` when its module is imported
+    import citecheck.cache  # noqa: F401
+
+    dialect = postgresql.dialect() if dialect_name == "postgresql" else sqlite.dialect()
+    parts = ["-- Generated from include/citecheck/tables.py by `python -m citecheck ddl`. Do not edit.\n"]
+    for table in metadata.sorted_tables:
+        parts.append(str(CreateTable(table).compile(dialect=dialect)).strip() + ";\n")
+        for index in sorted(table.indexes, key=lambda i: i.name or ""):
+            parts.append(str(CreateIndex(index).compile(dialect=dialect)).strip() + ";\n")
+    return "\n".join(parts)

@@ -1,0 +1,143 @@
+"""
+### citation_metrics_daily
+
+Every day, for yesterday's logged assistant turns: are the cited passages saying what the
+sentences say? Structural checks on 100% of turns, the NLI judge on the configured share
+(mapped over shards, pool `nli`, queue `nli` so GPU workers take it), the LLM judge on NLI
+rejections plus a random sample, a Great Expectations gate, and a one-transaction publish of
+the day into `daily_metrics`, `sentence_verdicts` and `citation_verdicts`.
+
+The logic lives in `citecheck.job`; this file only wires it. XCom carries ids and counts;
+intermediate data is staged in the warehouse under the run id. Backfill with
+`airflow backfill create --dag-id citation_metrics_daily --from-date 2026-11-01 --to-date 2026-11-07`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+
+from airflow.sdk import Asset, CronDataIntervalTimetable, Param, dag, task
+
+WAREHOUSE_CONN_ID = os.environ.get("CITECHECK_WAREHOUSE_CONN_ID", "citecheck_warehouse")
+NLI_QUEUE = os.environ.get("CITECHECK_NLI_QUEUE", "default")
+DAILY_METRICS = Asset("citecheck://warehouse/daily_metrics")
+
+
+def _engine():
+    """The warehouse engine: the Airflow connection if defined, else CITECHECK_WAREHOUSE_URL."""
+    from citecheck.warehouse import make_engine
+
+    url = None
+    try:
+        from airflow.sdk import BaseHook
+
+        url = BaseHook.get_connection(WAREHOUSE_CONN_ID).get_uri()
+    except Exception:  # the connection is optional: env var or the embedded default
+        url = None
+    return make_engine(url)
+
+
+def _context():
+    """(day, run id, settings) of the running DAG run."""
+    from airflow.sdk import get_current_context
+
+    from citecheck.job import settings_from_env
+
+    ctx = get_current_context()
+    start = ctx["data_interval_start"]
+    settings = settings_from_env(ctx["params"])
+    day = start.in_timezone(settings.config.timezone).date() if hasattr(start, "in_timezone") else start.date()
+    run_id = "".join(ch if ch.isalnum() or ch in "-_.:" else "_" for ch in ctx["dag_run"].run_id)[:64]
+    return day, run_id, settings
+
+
+@dag(
+    dag_id="citation_metrics_daily",
+    schedule=CronDataIntervalTimetable("0 2 * * *", timezone="UTC"),
+    start_date=dt.datetime(2026, 11, 1, tzinfo=dt.UTC),
+    catchup=False,
+    max_active_runs=3,
+    tags=["citecheck", "metrics"],
+    doc_md=__doc__,
+    default_args={"retries": 2, "retry_delay": dt.timedelta(minutes=5),
+                  "execution_timeout": dt.timedelta(hours=2)},
+    params={
+        "nli_share": Param(1.0, type="number", minimum=0, maximum=1, description="share of turns NLI-judged"),
+        "shards": Param(4, type="integer", minimum=1, description="NLI shards (mapped tasks)"),
+        "llm_sample_rate": Param(None, type=["null", "number"], description="LLM random sample rate"),
+        "llm_budget_usd": Param(None, type=["null", "number"], description="daily LLM budget (USD)"),
+    },
+)
+def citation_metrics_daily():
+    @task
+    def extract() -> dict:
+        from citecheck import job
+
+        day, run_id, settings = _context()
+        return job.extract(_engine(), day, run_id, settings)
+
+    @task(multiple_outputs=True)
+    def structural(_extracted: dict) -> dict:
+        from citecheck import job
+
+        day, run_id, settings = _context()
+        return job.structural(_engine(), day, run_id, settings)
+
+    @task(pool="nli", queue=NLI_QUEUE, max_active_tis_per_dagrun=8)
+    def judge_shard(shard: int) -> dict:
+        from citecheck import job
+
+        _day, run_id, settings = _context()
+        return job.judge_shard(_engine(), run_id, shard, settings)
+
+    @task(trigger_rule="none_failed")
+    def escalate(shard_results: list[dict]) -> dict:
+        from citecheck import job
+
+        _day, run_id, settings = _context()
+        result = job.escalate(_engine(), run_id, settings)
+        stats: dict = {}
+        for r in shard_results or []:
+            stats = job._merge_stats(stats, r.get("stats", {}))
+        return {"escalated": result.get("escalated", 0), "first": stats, "llm": result.get("stats", {}).get("llm", {})}
+
+    @task
+    def aggregate(judge_stats: dict) -> dict:
+        from citecheck import job
+
+        day, run_id, settings = _context()
+        return job.aggregate(_engine(), day, run_id, settings, judge_stats)
+
+    @task
+    def validate(_aggregated: dict) -> dict:
+        from citecheck import job
+
+        day, run_id, settings = _context()
+        return job.validate(_engine(), day, run_id, settings)
+
+    @task(outlets=[DAILY_METRICS])
+    def publish(_validated: dict) -> dict:
+        from airflow.sdk import get_current_context
+
+        from citecheck import job
+
+        day, run_id, _settings = _context()
+        counts = job.publish(_engine(), day, run_id)
+        get_current_context()["outlet_events"][DAILY_METRICS].extra = {
+            "day": day.isoformat(), "run_id": run_id, **counts}
+        return counts
+
+    @task
+    def record_run(published: dict) -> dict:
+        from citecheck import job
+
+        _day, run_id, _settings = _context()
+        return job.finish(_engine(), run_id, published)
+
+    structured = structural(extract())
+    shards = judge_shard.expand(shard=structured["shards"])
+    record_run(publish(validate(aggregate(escalate(shards)))))
+
+
+citation_metrics_daily()
