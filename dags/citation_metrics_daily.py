@@ -54,7 +54,7 @@ def _context():
 
 @dag(
     dag_id="citation_metrics_daily",
-    schedule=CronDataIntervalTimetable("0 2 * * *", timezone="UTC"),
+    schedule=CronDataIntervalTimetable("0 0 * * *", timezone="UTC"),
     start_date=dt.datetime(2026, 11, 1, tzinfo=dt.UTC),
     catchup=False,
     max_active_runs=3,
@@ -77,12 +77,13 @@ def citation_metrics_daily():
         day, run_id, settings = _context()
         return job.extract(_engine(), day, run_id, settings)
 
-    @task(multiple_outputs=True)
-    def structural(_extracted: dict) -> dict:
+    @task
+    def structural(_extracted: dict) -> list[int]:
+        """Runs the structural checks; returns the shards that hold turns to judge."""
         from citecheck import job
 
         day, run_id, settings = _context()
-        return job.structural(_engine(), day, run_id, settings)
+        return job.structural(_engine(), day, run_id, settings)["shards"]
 
     @task(pool="nli", queue=NLI_QUEUE, max_active_tis_per_dagrun=8)
     def judge_shard(shard: int) -> dict:
@@ -135,8 +136,7 @@ def citation_metrics_daily():
         _day, run_id, _settings = _context()
         return job.finish(_engine(), run_id, published)
 
-    structured = structural(extract())
-    shards = judge_shard.expand(shard=structured["shards"])
+    shards = judge_shard.expand(shard=structural(extract()))
     record_run(publish(validate(aggregate(escalate(shards)))))
 
 

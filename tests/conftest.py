@@ -51,3 +51,44 @@ def pg_url() -> str:
     finally:
         engine.dispose()
     return url
+
+
+@pytest.fixture
+def pg_warehouse_url(pg_url: str):
+    """A fresh, empty PostgreSQL database for one test, dropped afterwards."""
+    import uuid
+
+    import sqlalchemy as sa
+
+    name = f"citecheck_t_{uuid.uuid4().hex[:10]}"
+    admin = sa.create_engine(pg_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    url = sa.engine.make_url(pg_url).set(database=name).render_as_string(hide_password=False)
+    try:
+        yield url
+    finally:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.dispose()
+
+
+def orbit_warehouse_turns(day: str = "2026-11-30") -> list[dict[str, Any]]:
+    """The Orbit Labs turns dated on `day`, plus one malformed row (answer missing)."""
+    data = load_fixture("orbit_labs.json")
+    turns = [dict(t, answered_at=f"{day}T10:00:00Z", turn_id=f"{t['turn_id']}@{day}",
+                  conversation_id=f"{t['conversation_id']}@{day}") for t in data["turns"]]
+    turns.append({"turn_id": f"bad@{day}", "answer": None, "answered_at": f"{day}T11:00:00Z", "context": []})
+    return turns
+
+
+def orbit_settings(**overrides: Any):
+    from dataclasses import replace
+
+    from citecheck.config import config_from_mapping
+    from citecheck.job import JobSettings
+
+    data = load_fixture("orbit_labs.json")
+    settings = JobSettings(judge_spec=data["judge"],
+                           config=config_from_mapping({"check_worthiness": {"refusals": [data["refusal_text"]]}}))
+    return replace(settings, **overrides)

@@ -85,6 +85,29 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _sample_config_toml(refusals: Sequence[str]) -> str:
+    quoted = ", ".join(json.dumps(r) for r in refusals)
+    return f"# Configuration for the bundled sample data.\n[check_worthiness]\nrefusals = [{quoted}]\n"
+
+
+def _loadable_malformed(data: Any) -> list[dict[str, Any]]:
+    """The sample's malformed lines that the source tables can still hold (a JSON object with a
+    new turn id): loaded so the job has bad rows to skip with a reason."""
+    from citecheck.warehouse import source_rows
+
+    known = {t["turn_id"] for t in data.turns}
+    rows = []
+    for line in data.malformed_lines:
+        try:
+            turn = json.loads(line)
+            if isinstance(turn, dict) and turn.get("turn_id") not in known:
+                source_rows(turn)
+                rows.append(turn)
+        except (ValueError, TypeError):
+            continue
+    return rows
+
+
 def cmd_sample(args: argparse.Namespace) -> int:
     import datetime as dt
 
@@ -95,7 +118,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     sample.write_turns_jsonl(data, out / "turns.jsonl")
     sample.write_judge(data, out / "judge.json")
-    (out / "config.toml").write_text(sample.config_toml(), encoding="utf-8")
+    (out / "config.toml").write_text(_sample_config_toml(sample.REFUSAL_SENTENCES), encoding="utf-8")
     print(f"wrote {len(data.turns)} turns (+{len(data.malformed_lines)} malformed lines) to {out}")
     return EXIT_OK
 
@@ -137,7 +160,7 @@ def cmd_load_sample(args: argparse.Namespace) -> int:
 
     engine = _engine()
     data = sample.generate(args.start, args.days, args.turns_per_day, seed=args.seed)
-    n = load_turns(engine, data.turns + sample.malformed_source_turns(data))
+    n = load_turns(engine, data.turns + _loadable_malformed(data))
     if args.write_judge:
         sample.write_judge(data, Path(args.write_judge))
     print(f"loaded {n} sample turns for {args.days} day(s) from {args.start}")

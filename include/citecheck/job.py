@@ -179,6 +179,7 @@ def structural(engine: Engine, day: dt.date, run_id: str, settings: JobSettings)
         _insert(engine, T.stage_turns, rows)
         with engine.begin() as conn:
             W.record_skips(conn, run_id, skipped)
+    counts["turns_selected"] += 0
     counts["turns_skipped"] = len(skipped)
     counts["turns_scored"] = counts["turns_read"] - len(skipped)
     _timing(engine, run_id, "structural", time.perf_counter() - started)

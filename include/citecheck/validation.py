@@ -1,0 +1,351 @@
+"""The daily job's validation gate: Great Expectations 1.x on the day's metric rows and run counts.
+
+GE runs in-process with an ephemeral context (no project files, no Airflow provider). Three
+batches are validated, each by its own suite:
+
+- `metric_rows`: the long rows (one per day, slice, metric, averaging) — rates in [0, 1],
+  unique and non-null keys, value null exactly when the denominator is 0;
+- `metric_pairs`: the rows pivoted wide per (day, slice, averaging) — `citation_recall` at most
+  `judged_attachment_rate` and at most `faithfulness` (SPEC §5 invariants);
+- `run_counts`: one row of the run's counts — every turn read is scored or skipped, the metric rows
+  cover the scored turns, and the unjudged share is within its limit (SPEC §4).
+
+Every expectation carries `meta.rule`, the name the failures and the summary use.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from citecheck.metrics import RATE_METRICS
+
+RECALL = "citation_recall"
+RECALL_BOUNDS = ("judged_attachment_rate", "faithfulness")
+METRIC_KEYS = ("slice_name", "slice_value", "metric", "averaging")
+PAIR_KEYS = ("slice_name", "slice_value", "averaging")
+ROW_COLUMNS = (*METRIC_KEYS, "numerator", "denominator", "value", "answers", "sentences")
+COUNT_COLUMNS = ("turns_read", "turns_scored", "turns_skipped")
+MAX_EXAMPLES = 5
+# derived count columns -> the counts they come from, printed beside them in failures
+CONTEXT = {
+    "turns_scored_plus_skipped": ("turns_scored", "turns_skipped"),
+    "unjudged_share": ("unjudged_sentences", "selected_sentences"),
+}
+
+# rule -> what it checks, in the words the summary prints
+RULES: dict[str, str] = {
+    "rate_in_unit_interval": "every rate metric's value is in [0, 1] or null",
+    "recall_le_judged_attachment": "citation_recall <= judged_attachment_rate per (day, slice, averaging)",
+    "recall_le_faithfulness": "citation_recall <= faithfulness per (day, slice, averaging)",
+    "unique_metric_key": "one row per (day, slice_name, slice_value, metric, averaging)",
+    "key_not_null": "key columns are never null",
+    "null_iff_zero_denominator": "value is null exactly when the denominator is 0",
+    "counts_present": "turns_read, turns_scored and turns_skipped are given",
+    "turns_reconcile": "turns_read == turns_scored + turns_skipped",
+    "metrics_cover_scored_turns": "answers of the overall slice (refusal_rate micro denominator; 0 when "
+                                  "missing) == turns_scored",
+    "unjudged_share_within_limit": "unjudged_sentences / selected_sentences <= the unjudged limit",
+}
+
+
+@dataclass
+class ValidationResult:
+    """The gate's verdict: `failures` for people, `results` (JSON-safe) for the runs table."""
+
+    success: bool
+    failures: list[str] = field(default_factory=list)
+    results: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def failed_rules(self) -> list[str]:
+        return list(self.results.get("failed_rules", []))
+
+    def summary(self) -> str:
+        """Multi-line text for the task log: the verdict, then one line per expectation."""
+        r = self.results
+        head = "PASSED" if self.success else "FAILED"
+        lines = [
+            f"Great Expectations validation {head}: {r.get('failed', 0)} of {r.get('evaluated', 0)} "
+            f"expectations failed ({r.get('metric_rows', 0)} metric rows, "
+            f"{r.get('pair_rows', 0)} slice x averaging rows, "
+            f"unjudged limit {r.get('unjudged_limit')}, {r.get('seconds', 0):.2f}s)"
+        ]
+        for exp in r.get("expectations", []):
+            mark = "ok  " if exp["success"] else "FAIL"
+            lines.append(f"  {mark} {exp['rule']}: {exp['expectation']}({exp['target']})"
+                         + ("" if exp["success"] else f" - {exp['detail']}"))
+        return "\n".join(lines)
+
+
+def validate_day(rows: Sequence[Mapping[str, Any]], run_counts: Mapping[str, Any], *,
+                 unjudged_limit: float = 0.2, day: dt.date | str | None = None) -> ValidationResult:
+    """Validate one day's metric rows and run counts; `day` fills rows that carry none
+    (pipeline rows do not; warehouse rows do)."""
+    started = time.perf_counter()
+    os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
+    import great_expectations as gx
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+
+    frames = _frames(rows, run_counts, day)
+    has_day = "day" in frames["metric_rows"].columns
+    context = gx.get_context(mode="ephemeral")
+    context.variables.progress_bars = ProgressBarsConfig(globally=False)
+    source = context.data_sources.add_pandas("citecheck")
+    suites = _suites(has_day, unjudged_limit)
+
+    expectations: list[dict[str, Any]] = []
+    failures: list[str] = []
+    for name, frame in frames.items():
+        suite = context.suites.add(gx.ExpectationSuite(name=f"citecheck_{name}", expectations=suites[name]))
+        batch = source.add_dataframe_asset(name).add_batch_definition_whole_dataframe("day").get_batch(
+            batch_parameters={"dataframe": frame})
+        outcome = batch.validate(suite, result_format={"result_format": "COMPLETE"})
+        for res in outcome.results:
+            entry = _entry(res, frame)
+            expectations.append(entry)
+            if not entry["success"]:
+                failures.append(
+                    f"{entry['rule']}: {entry['expectation']}({entry['target']}) - {entry['detail']}")
+
+    failed_rules = sorted({e["rule"] for e in expectations if not e["success"]})
+    results = {
+        "success": not failures,
+        "engine": f"great_expectations {gx.__version__}",
+        "evaluated": len(expectations),
+        "failed": sum(not e["success"] for e in expectations),
+        "failed_rules": failed_rules,
+        "unjudged_limit": unjudged_limit,
+        "metric_rows": len(frames["metric_rows"]),
+        "pair_rows": len(frames["metric_pairs"]),
+        "counts": {k: int(v) if isinstance(v, float) and v.is_integer() and k != "unjudged_share" else v
+                   for k, v in _jsonable(frames["run_counts"].iloc[0].to_dict()).items()},
+        "expectations": expectations,
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+    return ValidationResult(success=not failures, failures=failures, results=results)
+
+
+# --- the data GE sees ----------------------------------------------------------------------
+
+def _frames(rows: Sequence[Mapping[str, Any]], run_counts: Mapping[str, Any],
+            day: dt.date | str | None) -> dict[str, Any]:
+    import pandas as pd
+
+    long = pd.DataFrame([dict(r) for r in rows])
+    for col in ROW_COLUMNS:
+        if col not in long.columns:
+            long[col] = None
+    if day is not None:
+        long["day"] = long["day"].where(long["day"].notna(), day) if "day" in long.columns else day
+    for col in ("numerator", "denominator", "value", "answers", "sentences"):
+        long[col] = pd.to_numeric(long[col], errors="coerce").astype(float)
+    long = long.reset_index(drop=True)
+    return {"metric_rows": long, "metric_pairs": _pairs(long), "run_counts": _counts(long, run_counts)}
+
+
+def _pairs(long: Any) -> Any:
+    """Recall and its bounds side by side per (day, slice, averaging); on duplicate rows the
+    largest recall meets the smallest bound, so a duplicate cannot hide a violation."""
+    import pandas as pd
+
+    keys = [k for k in ("day", *PAIR_KEYS) if k in long.columns]
+    wanted = (RECALL, *RECALL_BOUNDS)
+    sub = long[long["metric"].isin(wanted)]
+    if sub.empty:
+        return pd.DataFrame({c: pd.Series(dtype=object if c in keys else float) for c in (*keys, *wanted)})
+    grouped = sub.groupby([*keys, "metric"], dropna=True)["value"]
+    high = grouped.max().unstack("metric").reindex(columns=list(wanted))
+    low = grouped.min().unstack("metric").reindex(columns=list(wanted))
+    wide = pd.concat([high[[RECALL]], low[list(RECALL_BOUNDS)]], axis=1).reset_index()
+    wide.columns.name = None
+    for col in wanted:
+        wide[col] = wide[col].astype(float)
+    return wide
+
+
+def _counts(long: Any, run_counts: Mapping[str, Any]) -> Any:
+    """One row: the run's turn counts, the answers the overall slice covers, the unjudged share.
+    The sentence counts fall back to the overall `unjudged_rate` row when the caller has none."""
+    import pandas as pd
+
+    def number(value: Any) -> float | None:
+        try:
+            out = float(value)
+        except (TypeError, ValueError):
+            return None
+        return None if math.isnan(out) else out
+
+    def overall(metric: str, column: str) -> float | None:
+        hit = long[(long["slice_name"] == "all") & (long["metric"] == metric)
+                   & (long["averaging"] == "micro")]
+        return number(hit[column].iloc[0]) if len(hit) else None
+
+    row = {c: number(run_counts.get(c)) for c in COUNT_COLUMNS}
+    scored, skipped = row["turns_scored"], row["turns_skipped"]
+    row["turns_scored_plus_skipped"] = None if scored is None or skipped is None else scored + skipped
+    # a scored day always has the overall slice; its absence counts as no answers covered
+    row["answers_in_metrics"] = overall("refusal_rate", "denominator") or 0.0
+    selected = number(run_counts.get("selected_sentences"))
+    unjudged = number(run_counts.get("unjudged_sentences"))
+    if selected is None or unjudged is None:
+        selected, unjudged = overall("unjudged_rate", "denominator"), overall("unjudged_rate", "numerator")
+    row["selected_sentences"], row["unjudged_sentences"] = selected, unjudged
+    row["unjudged_share"] = unjudged / selected if selected and unjudged is not None else None
+    return pd.DataFrame([row]).astype(float)
+
+
+# --- the expectations -----------------------------------------------------------------------
+
+def _suites(has_day: bool, unjudged_limit: float) -> dict[str, list[Any]]:
+    import great_expectations.expectations as gxe
+    from great_expectations.expectations.row_conditions import Column
+
+    def meta(rule: str) -> dict[str, str]:
+        return {"rule": rule}
+
+    keys = ["day", *METRIC_KEYS] if has_day else list(METRIC_KEYS)
+    rows = [
+        gxe.ExpectColumnValuesToBeBetween(
+            column="value", min_value=0, max_value=1, row_condition=Column("metric").is_in(RATE_METRICS),
+            meta=meta("rate_in_unit_interval")),
+        gxe.ExpectCompoundColumnsToBeUnique(column_list=keys, ignore_row_if="never",
+                                            meta=meta("unique_metric_key")),
+        *(gxe.ExpectColumnValuesToNotBeNull(column=k, meta=meta("key_not_null")) for k in keys),
+        gxe.ExpectColumnValuesToNotBeNull(column="denominator", meta=meta("null_iff_zero_denominator")),
+        gxe.ExpectColumnValuesToBeNull(column="value", row_condition=Column("denominator") == 0,
+                                       meta=meta("null_iff_zero_denominator")),
+        gxe.ExpectColumnValuesToNotBeNull(column="value", row_condition=Column("denominator") != 0,
+                                          meta=meta("null_iff_zero_denominator")),
+    ]
+    pairs = [
+        gxe.ExpectColumnPairValuesAToBeGreaterThanB(
+            column_A=bound, column_B=RECALL, or_equal=True, ignore_row_if="either_value_is_missing",
+            meta=meta(rule))
+        for bound, rule in zip(RECALL_BOUNDS, ("recall_le_judged_attachment", "recall_le_faithfulness"),
+                               strict=True)
+    ]
+    counts = [
+        *(gxe.ExpectColumnValuesToNotBeNull(column=c, meta=meta("counts_present")) for c in COUNT_COLUMNS),
+        gxe.ExpectColumnPairValuesToBeEqual(column_A="turns_read", column_B="turns_scored_plus_skipped",
+                                            ignore_row_if="either_value_is_missing",
+                                            meta=meta("turns_reconcile")),
+        gxe.ExpectColumnPairValuesToBeEqual(column_A="turns_scored", column_B="answers_in_metrics",
+                                            ignore_row_if="either_value_is_missing",
+                                            meta=meta("metrics_cover_scored_turns")),
+        gxe.ExpectColumnValuesToBeBetween(column="unjudged_share", min_value=0, max_value=unjudged_limit,
+                                          meta=meta("unjudged_share_within_limit")),
+    ]
+    return {"metric_rows": rows, "metric_pairs": pairs, "run_counts": counts}
+
+
+# --- reading GE's results -------------------------------------------------------------------
+
+def _entry(res: Any, frame: Any) -> dict[str, Any]:
+    """One expectation's outcome as plain JSON, with the offending rows spelled out."""
+    config = res.expectation_config
+    kwargs = config.kwargs
+    rule = (config.meta or {}).get("rule", config.type)
+    target = _target(kwargs)
+    result = res.result or {}
+    index = list(result.get("unexpected_index_list") or [])
+    entry: dict[str, Any] = {
+        "rule": rule,
+        "checks": RULES.get(rule, ""),
+        "expectation": config.type,
+        "target": target,
+        "success": bool(res.success),
+        "element_count": _jsonable(result.get("element_count")),
+        "unexpected_count": _jsonable(result.get("unexpected_count", 0)),
+        "examples": [_describe(frame, i, kwargs) for i in index[:MAX_EXAMPLES]],
+    }
+    info = res.exception_info or {}
+    if info.get("raised_exception"):
+        entry["detail"] = f"GE raised: {info.get('exception_message')}"
+    elif not res.success:
+        n = entry["unexpected_count"]
+        more = f" (+{len(index) - MAX_EXAMPLES} more)" if len(index) > MAX_EXAMPLES else ""
+        entry["detail"] = f"{n} of {entry['element_count']} rows: " + "; ".join(entry["examples"]) + more
+    else:
+        entry["detail"] = ""
+    return entry
+
+
+def _target(kwargs: Mapping[str, Any]) -> str:
+    """The expectation's columns and bounds in a short readable form."""
+    if "column_A" in kwargs:
+        op = "==" if "or_equal" not in kwargs else (">=" if kwargs.get("or_equal") else ">")
+        text = f"{kwargs['column_A']} {op} {kwargs['column_B']}"
+    elif "column_list" in kwargs:
+        text = "unique " + ", ".join(kwargs["column_list"])
+    else:
+        text = str(kwargs.get("column"))
+        if kwargs.get("min_value") is not None or kwargs.get("max_value") is not None:
+            text += f" in [{kwargs.get('min_value')}, {kwargs.get('max_value')}]"
+    cond = kwargs.get("row_condition")
+    if cond:
+        text += f" where {_condition(cond)}"
+    return text
+
+
+def _condition(cond: Any) -> str:
+    if isinstance(cond, Mapping) and "operator" in cond:
+        param = cond.get("parameter")
+        if isinstance(param, list) and len(param) > 4:
+            param = f"[{len(param)} values]"
+        return f"{cond['column']['name']} {cond['operator']} {param}"
+    return str(cond)
+
+
+def _describe(frame: Any, index: Any, kwargs: Mapping[str, Any]) -> str:
+    """A row GE flagged, by its keys and the values the expectation looked at."""
+    if index not in frame.index:
+        return f"row {index}"
+    row = frame.loc[index]
+    keys = [k for k in ("day", "slice_name", "slice_value", "metric", "averaging") if k in frame.columns]
+    label = " ".join(f"{k}={_fmt(row[k])}" for k in keys)
+    if "column_B" in kwargs:
+        pair = (kwargs["column_B"], kwargs["column_A"]) if "or_equal" in kwargs else (
+            kwargs["column_A"], kwargs["column_B"])
+        looked: tuple[str, ...] = (*pair, *CONTEXT.get(pair[1], ()))
+    elif "column_list" in kwargs:
+        looked = ()
+    else:
+        column = kwargs["column"]
+        looked = (column, "numerator", "denominator") if keys else (column, *CONTEXT.get(column, ()))
+    looked = tuple(c for c in dict.fromkeys(looked) if c in frame.columns and c not in keys)
+    values = " ".join(f"{c}={_fmt(row[c])}" for c in looked)
+    return " ".join(p for p in (f"[{label}]" if label else "", values) if p) or f"row {index}"
+
+
+def _fmt(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "null"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def _jsonable(value: Any) -> Any:
+    """Numpy scalars, NaN and dates → plain JSON values (NaN becomes null)."""
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, str | bytes):
+        value = value.item()
+    if isinstance(value, float):
+        return None if math.isnan(value) else value
+    if isinstance(value, dt.date | dt.datetime):
+        return value.isoformat()
+    if value is None or isinstance(value, str | int | bool):
+        return value
+    return str(value)
+
+
+__all__ = ["RULES", "ValidationResult", "validate_day"]
