@@ -9,6 +9,7 @@ import sys
 import time
 
 import pytest
+
 from conftest import REPO, load_fixture, orbit_warehouse_turns
 
 HEAVY = ("torch", "sentence_transformers", "great_expectations", "anthropic", "transformers", "pandas")

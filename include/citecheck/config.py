@@ -46,6 +46,9 @@ DEFAULT_REFUSAL_PATTERNS = (
     r" (?:find|locate|answer)\b",
     r"^(?:i'?m sorry,? (?:but )?)?(?:the|your|these|those) (?:provided )?(?:documents?|sources?|passages?|context)"
     r" (?:do(?:es)?(?:n't| not)) (?:contain|mention|cover|say)\b",
+    # "As an AI language model, I don't have access …": a disclaimer, unless it goes on ("but …").
+    r"^as an? (?:ai|artificial intelligence|(?:large )?language model)\b(?![^.]*\b(?:but|however|although)\b)"
+    r"[^.]*?\bi (?:do(?:n't| not)|cannot|can't|am (?:not|unable))\b",
 )
 
 DEFAULT_NON_CLAIM_PATTERNS = (
@@ -59,6 +62,11 @@ DEFAULT_NON_CLAIM_PATTERNS = (
     r"^is there anything else\b",
     r"^(?:i can|i'?d be happy to) help\b",
     r"^(?:hope this helps|good luck)\b",
+    r"^(?:sure|certainly|of course|absolutely)\b[,!.]? here (?:is|are)\b",  # a preamble to what follows
+    r"^here (?:is|are)\b[^.]*:$",  # a lead-in to a list
+    r"^(?:some|a few|other) (?:[\w-]+ ){1,4}(?:include|are):$",  # "Some reasons for this include:"
+    r"^(?:[^,]*, )?i (?:would |'d )?(?:recommend|suggest|advise|encourage) (?:you|that you|checking|consulting|"
+    r"contacting|referring|visiting|reaching|looking|speaking|asking)\b",  # advice to the user
 )
 
 DEFAULT_ABBREVIATIONS = (

@@ -93,49 +93,89 @@ class ScoredTurn:
 
 def turn_counts(scored: ScoredTurn, keep: Callable[[SentenceVerdict], bool] | None = None) -> Counter[str]:
     """The counts behind every metric, for one answer (optionally a subset of its sentences)."""
+    if keep is None:
+        return _counts(scored, scored.verdicts, whole=True)
+    return _counts(scored, [v for v in scored.verdicts if keep(v)], whole=False)
+
+
+def _counts(scored: ScoredTurn, verdicts: Sequence[SentenceVerdict], *, whole: bool) -> Counter[str]:
+    """`turn_counts` over the given verdicts; `whole` adds the answer-level counts (pointer problems,
+    native-citation characters). Sums in local variables: this runs for every turn and slice."""
     st = scored.structured
     c: Counter[str] = Counter()
-    verdicts = [v for v in scored.verdicts if keep is None or keep(v)]
     c["answers"] = 1
     c["refusals"] = int(st.is_refusal)
     c["sentences"] = len(verdicts)
-    if keep is None:
-        orphan = sum(1 for p in st.turn.pointer_problems if p.document_index < 0)
-        c["citations"] += orphan
-        c["unknown_labels"] += orphan
-        c["pointer_problems"] = len(st.turn.pointer_problems)
+    citations = unknown_labels = 0
+    if whole:
+        problems = st.turn.pointer_problems
+        orphan = sum(1 for p in problems if p.document_index < 0)
+        citations = unknown_labels = orphan
+        c["pointer_problems"] = len(problems)
         if st.turn.answer_format == "anthropic_blocks":
             c["native_answer_chars"] = len(st.turn.answer)
             c["native_cited_chars"] = _covered(st.turn)
+    stale = markers = after_stop = repeated = on_non_claims = 0
+    worthy = attached = multi = selected_n = unjudged_n = 0
+    judged = judged_attached = judged_citations = credited = faithful = 0
+    selected = scored.selected
     for v in verdicts:
         s = v.sentence
-        n_labels = len(s.labels)
-        c["citations"] += n_labels
-        c["unknown_labels"] += len(s.unknown_labels)
-        c["stale_labels"] += len(s.stale_labels)
-        c["markers"] += s.markers
-        c["markers_after_stop"] += s.markers_after_stop
-        c["sentences_with_repeated_labels"] += bool(s.duplicate_labels)
+        labels = s.labels
+        unknown = s.unknown_labels
+        n_labels = len(labels)
+        citations += n_labels
+        unknown_labels += len(unknown)
+        stale += len(s.stale_labels)
+        markers += s.markers
+        after_stop += s.markers_after_stop
+        repeated += bool(s.duplicate_labels)
         if not s.check_worthy:
-            c["citations_on_non_claims"] += n_labels
+            on_non_claims += n_labels
             continue
-        c["check_worthy_sentences"] += 1
-        c["attached"] += s.attached
-        c["multi_citation_sentences"] += s.attached and n_labels >= 3
-        if not scored.selected:
+        # `s.attached` without building the resolved tuple: some label is not unknown
+        is_attached = any(lab not in unknown for lab in labels) if unknown else n_labels > 0
+        worthy += 1
+        attached += is_attached
+        multi += is_attached and n_labels >= 3
+        if not selected:
             continue
-        c["selected_sentences"] += 1
+        selected_n += 1
         if v.verdict == UNJUDGED:
-            c["unjudged_sentences"] += 1
+            unjudged_n += 1
             continue
-        c["judged_sentences"] += 1
-        c["judged_attached"] += s.attached
-        c["judged_citations"] += n_labels
-        c["credited_citations"] += sum(v.credited.values())
+        judged += 1
+        judged_attached += is_attached
+        judged_citations += n_labels
+        credited += sum(v.credited.values())
         c[v.verdict] += 1
-        c["faithful"] += v.faithful
+        faithful += v.faithful
         _agreement_counts(c, v)
-    c["judged_answers"] = int(scored.selected)
+    if whole or verdicts:
+        c["citations"] = citations
+        c["unknown_labels"] = unknown_labels
+    if verdicts:
+        c["stale_labels"] = stale
+        c["markers"] = markers
+        c["markers_after_stop"] = after_stop
+        c["sentences_with_repeated_labels"] = repeated
+    if on_non_claims or len(verdicts) > worthy:
+        c["citations_on_non_claims"] = on_non_claims
+    if worthy:
+        c["check_worthy_sentences"] = worthy
+        c["attached"] = attached
+        c["multi_citation_sentences"] = multi
+    if selected_n:
+        c["selected_sentences"] = selected_n
+    if unjudged_n:
+        c["unjudged_sentences"] = unjudged_n
+    if judged:
+        c["judged_sentences"] = judged
+        c["judged_attached"] = judged_attached
+        c["judged_citations"] = judged_citations
+        c["credited_citations"] = credited
+        c["faithful"] = faithful
+    c["judged_answers"] = int(selected)
     return c
 
 
@@ -195,18 +235,42 @@ def values(ratio_map: Mapping[str, Ratio]) -> dict[str, float | None]:
     return {name: r.value for name, r in ratio_map.items()}
 
 
+_METRIC_TABLE = tuple((name, num, den, scale) for name, (num, den, scale) in METRICS.items())
+
+
+def _macro_values(counts: Mapping[str, float]) -> list[tuple[str, float]]:
+    """The non-null metric values of one answer's counts, as `ratios` computes them (macro votes)."""
+    get = counts.get
+    out = []
+    recall = precision = None
+    for name, num, den, scale in _METRIC_TABLE:
+        d = get(den, 0)
+        if d:
+            value = get(num, 0) * scale / d
+            out.append((name, value))
+            if name == "citation_recall":
+                recall = value
+            elif name == "citation_precision":
+                precision = value
+    if recall is not None and precision is not None:
+        out.append(("citation_f1", 0 / 1 if recall + precision == 0 else 2 * precision * recall
+                    / (precision + recall)))
+    return out
+
+
 @dataclass
 class _SliceAccumulator:
     counts: Counter[str] = field(default_factory=Counter)
     macro_sum: Counter[str] = field(default_factory=Counter)
     macro_n: Counter[str] = field(default_factory=Counter)
 
-    def add(self, counts: Counter[str]) -> None:
+    def add(self, counts: Counter[str], macro: list[tuple[str, float]] | None = None) -> None:
+        """Pool an answer's counts; `macro` is `_macro_values(counts)` when the caller has it."""
         self.counts.update(counts)
-        for name, r in ratios(counts).items():
-            if r.value is not None:
-                self.macro_sum[name] += r.value
-                self.macro_n[name] += 1
+        sums, ns = self.macro_sum, self.macro_n
+        for name, value in _macro_values(counts) if macro is None else macro:
+            sums[name] = sums.get(name, 0) + value
+            ns[name] = ns.get(name, 0) + 1
 
     def micro(self) -> dict[str, Ratio]:
         return ratios(self.counts)
@@ -240,18 +304,28 @@ class MetricAccumulator:
 
     def add(self, scored: ScoredTurn) -> Counter[str]:
         counts = turn_counts(scored)
-        self._acc("all", "all").add(counts)
+        macro = _macro_values(counts)
+        self._acc("all", "all").add(counts, macro)
         attrs = scored.structured.turn.attributes
         keys = self.config.slice_attributes or tuple(attrs)
         for key in keys:
             if key in attrs:
-                self._acc(f"attribute:{key}", attrs[key]).add(counts)
-        self._acc("answer_length", length_bucket(len(scored.verdicts), self.config.length_buckets)).add(counts)
+                self._acc(f"attribute:{key}", attrs[key]).add(counts, macro)
+        verdicts = scored.verdicts
+        self._acc("answer_length", length_bucket(len(verdicts), self.config.length_buckets)).add(counts, macro)
+        turn = scored.structured.turn
+        # a sentence slice holding every sentence has the answer's own counts (no answer-level extras)
+        plain = not turn.pointer_problems and turn.answer_format != "anthropic_blocks"
         for name, test in self._sentence_slices():
+            flags = [test(v) for v in verdicts]
             for value, wanted in (("yes", True), ("no", False)):
-                subset = [v for v in scored.verdicts if test(v) == wanted]
-                if subset:
-                    self._acc(name, value).add(turn_counts(scored, lambda v, t=test, w=wanted: t(v) == w))
+                subset = [v for v, flag in zip(verdicts, flags, strict=True) if flag == wanted]
+                if not subset:
+                    continue
+                if plain and len(subset) == len(verdicts):
+                    self._acc(name, value).add(counts, macro)
+                else:
+                    self._acc(name, value).add(_counts(scored, subset, whole=False))
         return counts
 
     def _sentence_slices(self) -> list[tuple[str, Callable[[SentenceVerdict], bool]]]:

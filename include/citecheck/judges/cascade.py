@@ -1,0 +1,154 @@
+"""The cascade judge (SPEC §4): a cheap first stage, escalation to the LLM judge, precedence.
+
+`{"kind": "cascade", "first": {...any judge...}, "escalate": {"kind": "anthropic", ...,
+"sample_rate": 0.1, "salt": "..."}}`.
+
+Escalated to the LLM: every sentence the first stage rejects (judged, cited passages do not
+support it), plus a deterministic random sample of all first-stage-judged sentences:
+`sample_fraction(turn_id, sentence_index, salt=salt) < sample_rate`. The sample is drawn
+whatever the first stage said, so it is an unbiased sample for the judge-agreement metrics
+(first-stage false pass and false fail with the LLM as reference); a sentence that is both
+rejected and sampled is marked `"sample"`. Sentences without resolved citations are not sent:
+there is no cited passage to judge.
+
+Final verdict: a verified LLM verdict wins over the first stage; an unverified, unjudged or
+skipped LLM outcome (budget, no key, errors) keeps the first-stage judgment. Every Judgment's
+`detail` records `escalation` ("rejected" | "sample" | None), `sampled`, `first_stage`
+({judge, version, supported, score}) and `llm` (the LLM outcome, None when not escalated).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from citecheck.judges import judge_from_spec
+from citecheck.judges import llm as llm_judge
+from citecheck.judges.base import Judge, JudgeSpecError
+from citecheck.model import JudgeItem, Judgment
+from citecheck.sampling import sample_fraction
+
+DEFAULT_SALT = "citecheck-escalation-v1"
+
+
+class CascadeJudge:
+    """First-stage judgments, refined by verified LLM verdicts where escalated."""
+
+    name = "cascade"
+
+    def __init__(self, first: Judge, llm: llm_judge.AnthropicJudge, *, sample_rate: float, salt: str) -> None:
+        self.first = first
+        self.llm = llm
+        self.sample_rate = sample_rate
+        self.salt = salt
+        self.version = f"{first.name}-{first.version}+{llm.name}-{llm.version}"
+        self._counts: Counter[str] = Counter()
+
+    def sampled(self, item: JudgeItem) -> bool:
+        return sample_fraction(item.turn_id, item.sentence_index, salt=self.salt) < self.sample_rate
+
+    def escalation(self, item: JudgeItem, first: Judgment) -> str | None:
+        """Why a sentence goes to the LLM: "sample" (the random sample), "rejected", or None."""
+        if not first.judged or not item.cited:
+            return None
+        if self.sampled(item):
+            return "sample"
+        return None if first.cited else "rejected"
+
+    def judge(self, items: Sequence[JudgeItem]) -> list[Judgment]:
+        return self.escalate(items, self.first.judge(items))
+
+    def escalate(self, items: Sequence[JudgeItem], firsts: Sequence[Judgment]) -> list[Judgment]:
+        """Final judgments from first-stage ones made earlier (the daily job judges in shards)."""
+        if len(items) != len(firsts):
+            raise ValueError(f"{len(items)} items but {len(firsts)} first-stage judgments")
+        reasons = [self.escalation(item, j) for item, j in zip(items, firsts, strict=True)]
+        asked = [pos for pos, reason in enumerate(reasons) if reason is not None]
+        assessments = dict(zip(asked, self.llm.assess([items[pos] for pos in asked]), strict=True))
+        out = []
+        for pos, (item, first) in enumerate(zip(items, firsts, strict=True)):
+            judgment = self._merge(item, first, reasons[pos], assessments.get(pos))
+            self._counts[f"escalated_{reasons[pos]}" if reasons[pos] else "not_escalated"] += 1
+            self._counts[f"decided_by_{judgment.judge}"] += 1
+            out.append(judgment)
+        return out
+
+    def _merge(
+        self, item: JudgeItem, first: Judgment, reason: str | None, assessment: llm_judge.Assessment | None
+    ) -> Judgment:
+        detail = {
+            **first.detail,
+            "escalation": reason,
+            "sampled": first.judged and self.sampled(item),
+            "first_stage": {
+                "judge": first.judge,
+                "version": first.judge_version,
+                "supported": first.judged and first.cited,
+                "score": first.score,
+            },
+            "llm": assessment.detail() if assessment is not None else None,
+        }
+        if assessment is None or assessment.status != "ok":
+            return dataclasses.replace(first, detail=detail)
+        return llm_decided(item, first, assessment, model=self.llm.version, detail=detail)
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "first": self.first.stats(),
+            "llm": self.llm.stats(),
+            "sample_rate": self.sample_rate,
+            "sentences": dict(self._counts),
+        }
+
+
+def llm_decided(
+    item: JudgeItem, first: Judgment, assessment: llm_judge.Assessment, *, model: str, detail: dict[str, Any]
+) -> Judgment:
+    """The Judgment of a verified LLM verdict; `elsewhere` comes from the first stage.
+
+    The first stage's elsewhere passage is kept only if it is not among the sentence's own
+    citations (the LLM has just judged those), so a rejected sentence is `miscited` only when
+    some other passage supports it.
+    """
+    supports = assessment.supports
+    cited = assessment.verdict == "supported"
+    own = set(item.cited)
+    elsewhere = first.elsewhere if cited or not set(first.elsewhere) <= own else ()
+    return Judgment(
+        cited=cited,
+        alone={label: s == "full" for label, s in supports.items()},
+        rest={},
+        elsewhere=elsewhere,
+        faithful=cited or bool(elsewhere),
+        verdict=assessment.verdict if assessment.verdict in ("partial", "contradicted") else None,
+        credit=llm_judge.liu_credit(assessment.verdict, supports),
+        judge="anthropic",
+        judge_version=model,
+        detail=detail,
+    )
+
+
+def from_spec(spec: Mapping[str, Any], **options: Any) -> CascadeJudge:
+    """Validate the escalation spec first (cheap), then build the first stage with the options."""
+    unknown = set(spec) - {"kind", "first", "escalate", "about"}
+    if unknown:
+        raise JudgeSpecError(f"cascade judge: unknown fields {sorted(unknown)}")
+    if not isinstance(spec.get("first"), Mapping):
+        raise JudgeSpecError("cascade judge: 'first' must be a judge spec object")
+    escalate = spec.get("escalate")
+    if not isinstance(escalate, Mapping):
+        raise JudgeSpecError("cascade judge: 'escalate' must be an anthropic judge spec object")
+    escalate = dict(escalate)
+    if escalate.setdefault("kind", "anthropic") != "anthropic":
+        raise JudgeSpecError("cascade judge: 'escalate' must be of kind 'anthropic'")
+    rate = escalate.pop("sample_rate", 0.1)
+    if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 <= rate <= 1:
+        raise JudgeSpecError("cascade judge: 'sample_rate' must be a number in [0, 1]")
+    salt = escalate.pop("salt", DEFAULT_SALT)
+    if not isinstance(salt, str):
+        raise JudgeSpecError("cascade judge: 'salt' must be a string")
+    llm = llm_judge.from_spec(escalate, **options)
+    first = judge_from_spec(spec["first"], **options)
+    return CascadeJudge(first, llm, sample_rate=float(rate), salt=salt)

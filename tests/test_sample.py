@@ -1,0 +1,308 @@
+"""The bundled sample-data generator: determinism, turn shape, broken lines, failure kinds, and
+agreement of its recorded judgments with the real parser, structural checks and pipeline."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import time
+from collections import Counter, defaultdict
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
+
+from citecheck import sample
+from citecheck.cli import EXIT_SKIPPED
+from citecheck.cli import main as cli_main
+from citecheck.config import Config, load_config
+from citecheck.judges.recorded import from_spec
+from citecheck.parsing import parse_answer, parse_plain
+from citecheck.pipeline import score
+from citecheck.structural import check_worthiness
+from citecheck.turns import Skipped, parse_line, read_jsonl, turn_from_dict
+
+START = dt.date(2026, 11, 23)
+DAYS = 7
+CONFIG = Config(refusals=sample.REFUSAL_SENTENCES)
+REQUIRED = ("turn_id", "conversation_id", "turn_index", "answered_at", "question", "answer",
+            "answer_format", "attributes")
+
+
+@pytest.fixture(scope="module")
+def week() -> sample.Sample:
+    return sample.generate(START, DAYS)
+
+
+@pytest.fixture(scope="module")
+def scored_week(week):
+    turns = [turn_from_dict(t) for t in week.turns]
+    return score(turns, from_spec(sample.judge_spec(week)), CONFIG)
+
+
+def _parsed(turn_dict):
+    turn = turn_from_dict(turn_dict)
+    if turn.answer_format == "anthropic_blocks":
+        return parse_plain(turn.answer, [(c.start, c.end, c.label) for c in turn.native_citations], CONFIG)
+    return parse_answer(turn.answer, CONFIG)
+
+
+def _dump(s: sample.Sample) -> str:
+    return json.dumps([s.turns, s.malformed_lines, s.judgments, s.malformed_kinds, s.malformed_at])
+
+
+def test_same_arguments_give_identical_output_and_seeds_differ():
+    a = sample.generate(START, 2, turns_per_day=80, seed=3)
+    b = sample.generate(START, 2, turns_per_day=80, seed=3)
+    c = sample.generate(START, 2, turns_per_day=80, seed=4)
+    assert _dump(a) == _dump(b)
+    assert a.expected == b.expected
+    assert [t["answer"] for t in a.turns] != [t["answer"] for t in c.turns]
+
+
+def test_each_day_depends_only_on_seed_and_date():
+    both = sample.generate(START, 2, turns_per_day=60)
+    first = sample.generate(START, 1, turns_per_day=60)
+    second = sample.generate(START + dt.timedelta(days=1), 1, turns_per_day=60)
+    assert both.turns == first.turns + second.turns
+    assert both.malformed_lines == first.malformed_lines + second.malformed_lines
+
+
+def test_generate_rejects_empty_ranges():
+    with pytest.raises(ValueError):
+        sample.generate(START, 0)
+    with pytest.raises(ValueError):
+        sample.generate(START, 1, turns_per_day=0)
+
+
+def test_a_week_generates_in_well_under_two_seconds():
+    began = time.perf_counter()
+    data = sample.generate(START + dt.timedelta(days=70), DAYS, turns_per_day=300, seed=9)
+    elapsed = time.perf_counter() - began
+    assert len(data.turns) > 2000
+    assert elapsed < 3.0, f"generate took {elapsed:.2f}s"
+
+
+def test_every_valid_turn_has_the_json_shape(week):
+    ids = [t["turn_id"] for t in week.turns]
+    assert len(ids) == len(set(ids))
+    formats = Counter(t["answer_format"] for t in week.turns)
+    assert formats["markers"] > 0.9 * len(week.turns) and formats["anthropic_blocks"] >= 20
+    for t in week.turns:
+        for key in REQUIRED:
+            assert key in t, (t["turn_id"], key)
+        assert isinstance(t["turn_id"], str) and isinstance(t["conversation_id"], str)
+        assert isinstance(t["turn_index"], int) and t["turn_index"] >= 1
+        assert dt.datetime.fromisoformat(t["answered_at"]).utcoffset() == dt.timedelta(0)
+        assert isinstance(t["question"], str) and t["question"]
+        assert set(t["attributes"]) == {"model", "prompt_version", "product", "locale"}
+        if t["answer_format"] == "markers":
+            assert isinstance(t["answer"], str) and t["answer"].strip()
+            context = t["context"]
+            assert 3 <= len(context) <= 6
+            assert [p["label"] for p in context] == [f"S{i + 1}" for i in range(len(context))]
+            assert len({p["document_id"] for p in context}) == len(context)
+            for p in context:
+                assert all(isinstance(p[k], str) and p[k] for k in ("label", "source", "text"))
+        else:
+            assert t["answer"] == ""
+            assert all(isinstance(d["title"], str) and d["text"] for d in t["request_documents"])
+            assert all(b["type"] == "text" and isinstance(b["text"], str) for b in t["answer_blocks"])
+        turn_from_dict(t)
+    native = [t for t in week.turns if t["answer_format"] == "anthropic_blocks"]
+    cited = [t for t in native if any(b.get("citations") for b in t["answer_blocks"])]
+    assert len(cited) > 0.8 * len(native)
+
+
+def test_native_pointers_are_valid_except_the_pointer_problems(week):
+    seen = Counter()
+    for t in week.turns:
+        if t["answer_format"] != "anthropic_blocks":
+            continue
+        turn = turn_from_dict(t)
+        for parsed, e in zip(_parsed(t), week.expected[t["turn_id"]], strict=True):
+            spans = [c for c in turn.native_citations if c.start < parsed.end and c.end > parsed.start]
+            assert len(spans) == len(e.labels), t["turn_id"]
+            if e.kind == "pointer_problem":
+                assert spans and not any(c.valid for c in spans), (t["turn_id"], e.text)
+            else:
+                assert all(c.valid for c in spans), (t["turn_id"], e.text)
+            seen[e.kind] += 1
+    assert seen["pointer_problem"] >= 5 and seen["supported"] > 50
+
+
+def test_malformed_lines_are_really_malformed(week):
+    assert len(week.malformed_lines) == len(week.malformed_kinds) == len(week.malformed_at)
+    share = len(week.malformed_lines) / (len(week.malformed_lines) + len(week.turns))
+    assert 0.005 <= share <= 0.02
+    assert set(week.malformed_kinds) == set(sample.MALFORMED_KINDS)
+    for line, kind in zip(week.malformed_lines, week.malformed_kinds, strict=True):
+        assert "\n" not in line
+        assert isinstance(parse_line(line), Skipped), kind
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError:
+            assert kind in ("truncated_json", "python_repr")
+            continue
+        if not isinstance(data, dict):
+            assert kind == "not_an_object"
+        elif not isinstance(data.get("turn_id"), str) or not data["turn_id"]:
+            assert kind in ("missing_turn_id", "empty_turn_id")
+        elif data.get("answer_format") == "anthropic_blocks":
+            assert "request_documents" not in data and kind == "native_without_documents"
+        elif data.get("answer_format") != "markers":
+            assert kind == "unknown_answer_format"
+        elif not isinstance(data.get("context"), list):
+            assert kind == "context_not_list"
+        elif not isinstance(data.get("answer"), str):
+            assert kind == "answer_not_string"
+        else:
+            assert kind == "passage_without_label"
+            assert any("label" not in p for p in data["context"])
+
+
+def test_every_failure_kind_occurs_at_a_realistic_rate(week):
+    kinds = Counter(e.kind for sentences in week.expected.values() for e in sentences)
+    assert set(kinds) == set(sample.KINDS)
+    claims = sum(n for k, n in kinds.items() if k not in ("offer", "question", "refusal"))
+    assert kinds["supported"] / claims > 0.55
+    for kind in ("padded", "miscited", "uncited", "unsupported", "joint", "unknown_label", "stale_label"):
+        assert 0.002 < kinds[kind] / claims < 0.15, kind
+    refusals = sum(any(e.kind == "refusal" for e in s) for s in week.expected.values())
+    assert 0.01 < refusals / len(week.turns) < 0.06
+
+
+def test_answers_show_the_habits_the_parser_must_handle(week):
+    answers = [t["answer"] for t in week.turns if t["answer_format"] == "markers"]
+    assert sum(a.startswith("- ") for a in answers) > 50
+    assert any("\n\n" in a for a in answers)
+    assert any(", S" in a for a in answers)  # [S1, S3]
+    assert any(". [S" in a for a in answers)  # marker after the full stop
+    assert any("e.g. " in a for a in answers) and any("approx. " in a for a in answers)
+    assert any(a.count("[S") >= 3 for a in answers)
+    repeated = Counter(answers)
+    assert sum(n for n in repeated.values() if n > 1) > 50  # FAQ traffic: identical answers
+    for t in week.turns:
+        styles = {sample.marker_style(t["attributes"])}
+        if "comma" in styles:
+            assert "][" not in t["answer"], t["turn_id"]
+
+
+def test_answered_at_spreads_over_each_day_and_conversations_cross_midnight(week, scored_week):
+    days = Counter(t["answered_at"][:10] for t in week.turns)
+    assert sorted(days) == [(START + dt.timedelta(days=i)).isoformat() for i in range(DAYS)]
+    assert all(250 <= n <= 350 for n in days.values())
+    for day in days:
+        hours = {int(t["answered_at"][11:13]) for t in week.turns if t["answered_at"].startswith(day)}
+        assert len(hours) >= 18
+    by_conv = defaultdict(list)
+    for t in week.turns:
+        by_conv[t["conversation_id"]].append(t)
+    spanning = [c for c, ts in by_conv.items() if len({t["answered_at"][:10] for t in ts}) > 1]
+    assert len(spanning) >= DAYS - 1
+    stale_after_midnight = 0
+    for scored in scored_week.scored:
+        turn = scored.structured.turn
+        earlier = [t for t in by_conv[turn.conversation_id] if t["turn_index"] < turn.turn_index]
+        crosses = earlier and earlier[-1]["answered_at"][:10] < turn.answered_at[:10]
+        if crosses and any(v.sentence.stale_labels for v in scored.verdicts):
+            stale_after_midnight += 1
+    assert stale_after_midnight >= DAYS - 1
+
+
+def test_parser_sees_exactly_the_generated_sentences_and_labels(week):
+    statements = {row["statement"] for row in week.judgments}
+    for t in week.turns:
+        parsed = _parsed(t)
+        expected = week.expected[t["turn_id"]]
+        assert [(p.text, p.labels) for p in parsed] == [(e.text, e.labels) for e in expected], t["answer"]
+        for p in parsed:
+            assert p.text in statements
+
+
+def test_check_worthiness_rules_agree_with_the_generator(week, tmp_path):
+    path = tmp_path / "config.toml"
+    path.write_text(sample.config_toml(), encoding="utf-8")
+    config = load_config(path)
+    assert config.refusals == sample.REFUSAL_SENTENCES
+    for sentences in week.expected.values():
+        for e in sentences:
+            worthy, reason = check_worthiness(e.text, config)
+            assert worthy == e.check_worthy, e.text
+            if e.kind == "refusal":
+                assert reason == "refusal"
+
+
+def test_recorded_judgments_give_every_sentence_its_intended_verdict(week, scored_week):
+    assert not scored_week.to_json()["invariant_violations"]
+    for scored in scored_week.scored:
+        expected = week.expected[scored.turn_id]
+        assert [v.verdict for v in scored.verdicts] == [e.verdict for e in expected], scored.turn_id
+    verdicts = Counter(v.verdict for s in scored_week.scored for v in s.verdicts)
+    assert verdicts["unjudged"] == 0
+    for kind in ("supported", "miscited", "uncited_supported", "unsupported", "not_check_worthy"):
+        assert verdicts[kind] > 0
+
+
+def test_padded_and_joint_citations_get_alce_credit(scored_week, week):
+    checked = Counter()
+    for scored in scored_week.scored:
+        for e, v in zip(week.expected[scored.turn_id], scored.verdicts, strict=True):
+            if e.kind == "padded":
+                assert sum(v.credited.values()) == 1, e
+                checked["padded"] += 1
+            elif e.kind == "joint":
+                assert all(v.credited.values()) and len(v.credited) == 2, e
+                checked["joint"] += 1
+    assert checked["padded"] > 10 and checked["joint"] > 10
+
+
+def test_full_judge_file_covers_any_dates_and_seeds_without_contradiction():
+    spec = sample.full_judge_spec()
+    rows = {}
+    for row in spec["judgments"]:
+        assert rows.setdefault(row["statement"], row) == row
+    assert len(rows) == len(spec["judgments"])
+    other = sample.generate(dt.date(2027, 3, 1), 2, turns_per_day=150, seed=42)
+    for row in other.judgments:
+        assert rows[row["statement"]] == row
+    report = score([turn_from_dict(t) for t in other.turns], from_spec(spec), CONFIG)
+    for scored in report.scored:
+        assert [v.verdict for v in scored.verdicts] == [e.verdict for e in other.expected[scored.turn_id]]
+
+
+def test_written_files_round_trip(tmp_path):
+    data = sample.generate(START, 2, turns_per_day=120)
+    turns_path, judge_path = tmp_path / "turns.jsonl", tmp_path / "judge.json"
+    written = sample.write_turns_jsonl(data, turns_path)
+    assert written == len(data.turns) + len(data.malformed_lines)
+    read = [item for _, item in read_jsonl(str(turns_path))]
+    assert [t.turn_id for t in read if not isinstance(t, Skipped)] == [t["turn_id"] for t in data.turns]
+    bad_positions = [i for i, item in enumerate(read) if isinstance(item, Skipped)]
+    assert len(bad_positions) == len(data.malformed_lines)
+    assert bad_positions[-1] < len(read) - 1 or bad_positions[0] > 0  # interleaved, not appended
+    clean = tmp_path / "clean.jsonl"
+    assert sample.write_turns_jsonl(data, clean, include_malformed=False) == len(data.turns)
+    sample.write_judge(data, judge_path)
+    spec = json.loads(judge_path.read_text(encoding="utf-8"))
+    assert spec["kind"] == "recorded" and spec["judgments"] == data.judgments
+    assert from_spec(spec).stats()["statements"] == len(data.judgments)
+
+
+def test_cli_sample_then_score_runs_offline_end_to_end(tmp_path):
+    out = tmp_path / "sample"
+    assert cli_main(["sample", "--start", "2026-11-23", "--days", "1", "--turns-per-day", "100",
+                     "--out", str(out)]) == 0
+    result = tmp_path / "score.json"
+    code = cli_main(["score", "--turns", str(out / "turns.jsonl"), "--judge", str(out / "judge.json"),
+                     "--config", str(out / "config.toml"), "--out", str(result)])
+    assert code == EXIT_SKIPPED  # the broken lines are reported, everything else is scored
+    payload = json.loads(result.read_text(encoding="utf-8"))
+    assert payload["run"]["turns_scored"] == 100
+    assert payload["run"]["turns_skipped"] == len(payload["skipped"]) >= 1
+    assert payload["stats"]["missing_statements"] == 0
+    assert not payload["invariant_violations"]
+    recall = payload["metrics"]["micro"]["citation_recall"]
+    assert 0.5 < recall < 0.95
