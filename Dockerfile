@@ -14,12 +14,13 @@ FROM apache/airflow:3.3.2-python3.11
 
 ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
 
-# The model cache (HF_HOME) is a named volume mounted here; creating the folder in the image makes
-# the volume start out owned by the airflow user and group-writable (the container may run with any
-# AIRFLOW_UID, always with group 0).
+# The model cache (HF_HOME) and /opt/airflow/data (files the CLI writes, e.g. the sample's recorded
+# judge) are named volumes mounted here; creating the folders in the image makes the volumes start
+# out owned by the airflow user and group-writable (the container may run with any AIRFLOW_UID,
+# always with group 0).
 ENV HF_HOME=/opt/airflow/hf-cache \
     PYTHONPATH=/opt/airflow/include
-RUN mkdir -p "${HF_HOME}" && chmod -R g+rwX "${HF_HOME}"
+RUN mkdir -p "${HF_HOME}" /opt/airflow/data && chmod -R g+rwX "${HF_HOME}" /opt/airflow/data
 
 COPY --chown=airflow:0 requirements.txt /opt/airflow/citecheck-requirements.txt
 
