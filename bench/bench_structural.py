@@ -261,12 +261,30 @@ def structural_pass(path: Path, checkpoints: list[int], batch_turns: int = 256) 
             "cpu_s": cpu, "cpu_rate": turns / cpu, "start_rss": start_rss, "counts": counts}
 
 
+def _idle_ticks() -> dict[int, int]:
+    ticks = {}
+    with open("/proc/stat") as handle:
+        for line in handle:
+            name, *fields = line.split()
+            if name.startswith("cpu") and name[3:].isdigit():
+                ticks[int(name[3:])] = int(fields[3]) + int(fields[4])  # idle + iowait
+    return ticks
+
+
 def _pin_one_core() -> str:
+    """Pin this process to one CPU (the idlest over a short sample, on a shared machine)."""
     if not hasattr(os, "sched_setaffinity"):
         return "not pinned (no sched_setaffinity)"
-    cpu = min(os.sched_getaffinity(0))
+    allowed = sorted(os.sched_getaffinity(0))
+    try:
+        before = _idle_ticks()
+        time.sleep(0.5)
+        after = _idle_ticks()
+        cpu = max(allowed, key=lambda c: after.get(c, 0) - before.get(c, 0))
+    except OSError:
+        cpu = allowed[0]
     os.sched_setaffinity(0, {cpu})
-    return f"pinned to CPU {cpu}"
+    return f"pinned to CPU {cpu} of {len(allowed)}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,6 +8,7 @@ Postgres init script and `citecheck init-warehouse` run for real against the loc
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shlex
@@ -403,6 +404,80 @@ def test_airflow_resolves_the_connection_from_the_environment(
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert make_url(done.stdout.strip().splitlines()[-1]) == make_url(uri)
+
+
+def _dag_module() -> ast.Module:
+    return ast.parse((REPO / "dags" / "citation_metrics_daily.py").read_text(encoding="utf-8"))
+
+
+def _env_lookup(node: ast.expr) -> tuple[str, Any] | None:
+    """(NAME, default) of `os.environ.get("NAME", default)` / `os.getenv(...)`, else None."""
+    if not isinstance(node, ast.Call) or not node.args or not isinstance(node.args[0], ast.Constant):
+        return None
+    func = ast.unparse(node.func)
+    if func not in ("os.environ.get", "os.getenv", "environ.get", "getenv"):
+        return None
+    default = node.args[1].value if len(node.args) > 1 and isinstance(node.args[1], ast.Constant) else None
+    return node.args[0].value, default
+
+
+def _resolve(module: ast.Module, node: ast.expr, env: Mapping[str, str]) -> Any:
+    """The value a DAG-file expression takes under `env`: a constant, a module-level name, an env lookup."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        for stmt in module.body:
+            if isinstance(stmt, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == node.id for t in stmt.targets
+            ):
+                return _resolve(module, stmt.value, env)
+        raise AssertionError(f"{node.id} is not a module-level constant of the DAG file")
+    lookup = _env_lookup(node)
+    if lookup:
+        name, default = lookup
+        return env.get(name, default)
+    raise AssertionError(f"cannot read {ast.unparse(node)} statically")
+
+
+def test_the_dag_sends_nli_shards_to_the_nli_queue_and_pool(compose: dict[str, Any]) -> None:
+    """The queue is fixed when the dag-processor parses the DAG file, so its environment decides it."""
+    svc = services(compose)
+    module = _dag_module()
+    parser_env = environment(svc["airflow-dag-processor"])
+    routed = []
+    for call in ast.walk(module):
+        if isinstance(call, ast.Call) and ast.unparse(call.func) in ("task", "task.python"):
+            keywords = {k.arg: k.value for k in call.keywords}
+            if "pool" in keywords:
+                routed.append(
+                    (
+                        _resolve(module, keywords["pool"], parser_env),
+                        _resolve(module, keywords["queue"], parser_env),
+                    )
+                )
+    assert routed, "no task in the DAG uses a pool"
+    script = command_args(svc["airflow-init"])[-1]
+    created = {
+        shlex.split(line)[3] for line in script.splitlines() if line.strip().startswith("airflow pools set")
+    }
+    nli_queues = queues_of(svc["airflow-worker-nli"])
+    for pool, queue in routed:
+        assert pool in created, f"the DAG uses pool {pool!r}, which airflow-init does not create"
+        assert queue in nli_queues, (
+            f"the DAG routes pool {pool!r} to queue {queue!r}; the nli worker serves {nli_queues}"
+        )
+
+
+def test_the_dag_reads_the_connection_the_compose_file_defines(compose: dict[str, Any]) -> None:
+    module = _dag_module()
+    env = environment(services(compose)["airflow-worker"])
+    lookups = [found for node in ast.walk(module) if (found := _env_lookup(node))]
+    conn_ids = [default for name, default in lookups if name.endswith("CONN_ID")]
+    assert conn_ids, "the DAG file should read its warehouse connection id from the environment"
+    for conn_id in conn_ids:
+        assert f"AIRFLOW_CONN_{conn_id.upper()}" in env, (
+            f"no AIRFLOW_CONN_ variable for connection {conn_id!r}"
+        )
 
 
 # --- health and start order -----------------------------------------------------------------------

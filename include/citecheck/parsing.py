@@ -27,6 +27,7 @@ _LINE_BREAK = re.compile(rf"\n|(?=[{_GLYPHS}])")  # a bullet glyph inside a line
 _STOP_BEFORE = re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]]*$")
 _HAS_WORD = re.compile(r"\w")
 _DEFAULT_CONFIG = Config()
+_MAX_PASSES = 8  # marker removal passes; a second one is needed only for nested marker text
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +59,15 @@ def split_sentences(text: str, config: Config | None = None) -> list[str]:
 def parse_answer(answer: str, config: Config | None = None) -> list[ParsedSentence]:
     """Split a marker-format answer into sentences and attach each marker to its sentence."""
     cfg = config or _DEFAULT_CONFIG
-    clean, markers = _strip_markers(answer, cfg)
+    clean, markers, _ = _strip_markers(answer, cfg)
+    for _ in range(_MAX_PASSES):
+        # removing "[S2]" from "[S1[S2]]" leaves "[S1]": marker text the model never wrote as a
+        # marker. Remove it too (the judge never sees a marker) but take no labels from it.
+        if not any(m.end() > m.start() for m in cfg.marker_re.finditer(clean)):
+            break
+        clean, _, cuts = _strip_markers(clean, cfg)
+        for marker in markers:
+            marker.offset = _moved(marker.offset, cuts)
     spans = _sentence_spans(clean, cfg)
     owned: list[list[_Marker]] = [[] for _ in spans]
     if spans:
@@ -85,7 +94,20 @@ def parse_plain(text: str, spans_labels: Sequence[tuple[int, int, str]], config:
     return out
 
 
-def _strip_markers(answer: str, cfg: Config) -> tuple[str, list[_Marker]]:
+def _moved(offset: int, cuts: list[tuple[int, int, int]]) -> int:
+    """Where a position of a text lands after `_strip_markers` cut it (cuts: start, end, inserted)."""
+    shift = 0
+    for start, end, inserted in cuts:
+        if end < offset:
+            shift += end - start - inserted
+        elif start < offset:
+            return start - shift
+        else:
+            break
+    return offset - shift
+
+
+def _strip_markers(answer: str, cfg: Config) -> tuple[str, list[_Marker], list[tuple[int, int, int]]]:
     """Remove markers (and the whitespace before them); remember where each one stood.
 
     A marker glued to the next word gets a separator in its place so the words do not fuse:
@@ -97,8 +119,10 @@ def _strip_markers(answer: str, cfg: Config) -> tuple[str, list[_Marker]]:
     length = 0
     pos = 0
     tail = ""  # the last few characters of the output so far
+    cuts: list[tuple[int, int, int]] = []
     for match in cfg.marker_re.finditer(answer):
         stripped = answer[pos:match.start()].rstrip(" \t")
+        cuts.append((pos + len(stripped), match.end(), 0))
         if stripped:
             pieces.append(stripped)
             length += len(stripped)
@@ -115,8 +139,9 @@ def _strip_markers(answer: str, cfg: Config) -> tuple[str, list[_Marker]]:
             pieces.append("\n" if glued_break else " ")
             length += 1
             tail = (tail + pieces[-1])[-8:]
+            cuts[-1] = (cuts[-1][0], cuts[-1][1], 1)
     pieces.append(answer[pos:])
-    return "".join(pieces), markers
+    return "".join(pieces), markers, cuts
 
 
 def _sentence_spans(text: str, cfg: Config) -> list[tuple[int, int]]:

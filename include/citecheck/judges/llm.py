@@ -57,6 +57,7 @@ import os
 import random
 import threading
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -834,6 +835,7 @@ class AnthropicJudge:
         self._flags: set[str] = set()
         self._chars_per_token = config.chars_per_token
         self._batch_calls = 0
+        self._anonymous_run: str | None = None
 
     # -- public API ------------------------------------------------------------------------
     def judge(self, items: Sequence[JudgeItem]) -> list[Judgment]:
@@ -1108,9 +1110,13 @@ class AnthropicJudge:
 
         The daily job escalates a run in one call, so its key is the plain run id; a CLI run that
         judges in several calls makes them in the same order on a retry, so the keys repeat.
+        Without a run id the key is unique to this judge: nothing can reattach to another run's batch.
         """
         self._batch_calls += 1
-        run = self.run_id or "no-run-id"
+        if self.run_id is None and self._anonymous_run is None:
+            self._anonymous_run = f"no-run-id-{uuid.uuid4().hex}"
+            log.info("anthropic judge: no run id, so a retry cannot reattach to this batch")
+        run = self.run_id or self._anonymous_run
         return run if self._batch_calls == 1 else f"{run}#{self._batch_calls}"
 
     def _run_batches(self, requests: Sequence[AnswerRequest]) -> dict[str, dict[str, Assessment]]:
