@@ -194,6 +194,24 @@ def generate(path: Path, n_turns: int, seed: int = SEED) -> int:
     return written
 
 
+def generate_from_sample(path: Path, n_turns: int, seed: int = SEED, turns_per_day: int = 5000) -> int:
+    """Write the project's bundled sample traffic (`citecheck.sample`), in conversation order."""
+    import datetime as dt
+
+    from citecheck.sample import generate as sample_generate
+
+    days = -(-n_turns // turns_per_day)
+    sample = sample_generate(dt.date(2024, 5, 1), days, turns_per_day, seed=seed)
+    turns = sorted(sample.turns, key=lambda t: (str(t.get("conversation_id")), t.get("turn_index") or 0))
+    every = max(1, len(turns) // max(1, len(sample.malformed_lines)))
+    with path.open("w", encoding="utf-8") as out:
+        for i, turn in enumerate(turns):
+            out.write(json.dumps(turn, ensure_ascii=False) + "\n")
+            if i % every == every - 1 and i // every < len(sample.malformed_lines):
+                out.write(sample.malformed_lines[i // every].rstrip("\n") + "\n")
+    return len(turns)
+
+
 def _rss_mib() -> float:
     with open("/proc/self/statm") as handle:
         return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
@@ -292,13 +310,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=100_000)
     parser.add_argument("--file", type=Path, help="reuse or write the generated turns here (default: a temp file)")
     parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--source", choices=("synthetic", "sample"), default="synthetic",
+                        help="synthetic: this script's generator (4 passages of 5-15 sentences); "
+                             "sample: the bundled citecheck.sample traffic (shorter passages, native turns)")
     parser.add_argument("--checkpoints", default="10000,50000,100000")
     parser.add_argument("--generate-only", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--profile", action="store_true", help="cProfile the pass, print the top functions")
     args = parser.parse_args(argv)
 
     if args.generate_only:
-        print(generate(args.file, args.turns, args.seed))
+        make = generate if args.source == "synthetic" else generate_from_sample
+        print(make(args.file, args.turns, args.seed))
         return 0
     tmp = None
     path = args.file
@@ -310,9 +332,9 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             # a separate process, so generation never shows in this process's peak memory
             out = subprocess.run([sys.executable, __file__, "--generate-only", "--file", str(path),
-                                  "--turns", str(args.turns), "--seed", str(args.seed)],
+                                  "--turns", str(args.turns), "--seed", str(args.seed), "--source", args.source],
                                  check=True, capture_output=True, text=True)
-            print(f"generated {out.stdout.strip()} turns ({path.stat().st_size / 2**20:.0f} MiB) "
+            print(f"generated {out.stdout.strip()} {args.source} turns ({path.stat().st_size / 2**20:.0f} MiB) "
                   f"in {time.perf_counter() - t0:.1f}s: {path}")
         checkpoints = [int(c) for c in args.checkpoints.split(",") if c.strip()]
         print(f"structural pass, {_pin_one_core()}, streaming {path.name}")

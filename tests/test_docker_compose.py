@@ -9,6 +9,7 @@ Postgres init script and `citecheck init-warehouse` run for real against the loc
 from __future__ import annotations
 
 import ast
+import json
 import os
 import re
 import shlex
@@ -44,6 +45,7 @@ LONG_RUNNING = AIRFLOW_SERVICES - {"airflow-init"}
 WORKERS = {"airflow-worker", "airflow-worker-nli", "airflow-worker-nli-gpu"}
 NO_KEY_SERVICES = {"airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer"}
 CODE_MOUNTS = {"dags", "plugins", "include", "sql"}
+CODE_WITH_FILES = {"dags", "include", "sql"}  # plugins/ may be empty (Compose creates a missing mount source)
 SECRET_NAME = re.compile(r"PASSWORD|SECRET|FERNET|API_KEY|TOKEN", re.IGNORECASE)
 REFERENCE = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>:?[-?])(?P<arg>[^}]*))?\}")
 
@@ -212,6 +214,16 @@ def test_dockerfile_installs_cpu_torch_before_the_requirements() -> None:
     assert services(load_compose())["airflow-worker"]["build"]["args"]["TORCH_INDEX_URL"] == args.group(1)
 
 
+def test_build_context_sends_only_what_the_dockerfile_copies() -> None:
+    """The context is the repo root: .venv (GBs), .git and .env must stay out of the builder."""
+    copied = {m.split()[-2] for m in re.findall(r"^COPY\s+(.+)$", DOCKERFILE.read_text(), re.MULTILINE)}
+    rules = [
+        r.strip() for r in (REPO / ".dockerignore").read_text().splitlines() if r.strip() and r[0] != "#"
+    ]
+    assert rules[0] == "*", "ignore everything by default"
+    assert {r.removeprefix("!") for r in rules[1:]} == copied
+
+
 # --- executor, queues, shared settings -------------------------------------------------------
 
 
@@ -280,6 +292,8 @@ def test_gpu_nli_worker_is_optional_and_reserves_an_nvidia_gpu(compose: dict[str
 
 
 def test_code_folders_are_mounted_into_opt_airflow(compose: dict[str, Any]) -> None:
+    for folder in CODE_WITH_FILES:
+        assert any((REPO / folder).iterdir()), f"./{folder} is mounted but holds nothing"
     for name, service in services(compose).items():
         if not service.get("image", "").startswith("citecheck-airflow"):
             continue
@@ -289,15 +303,12 @@ def test_code_folders_are_mounted_into_opt_airflow(compose: dict[str, Any]) -> N
             mounts[target] = source
         for folder in CODE_MOUNTS:
             assert mounts.get(f"/opt/airflow/{folder}") == f"./{folder}", f"{name}: ./{folder} not mounted"
-            assert (REPO / folder).is_dir()
         env = environment(service)
         assert "/opt/airflow/include" in env["PYTHONPATH"].split(":")
         assert mounts.get(env["HF_HOME"]) in compose["volumes"], f"{name}: HF_HOME must be a named volume"
 
 
 def test_judge_file_default_is_a_mounted_valid_nli_judge(compose: dict[str, Any]) -> None:
-    import json
-
     from citecheck.judges import nli
 
     service = services(compose)["airflow-worker-nli"]
@@ -310,8 +321,6 @@ def test_judge_file_default_is_a_mounted_valid_nli_judge(compose: dict[str, Any]
 
 
 def test_bundled_cascade_judge_uses_message_batches_with_a_budget() -> None:
-    import json
-
     from citecheck.judges import llm, nli
 
     spec = json.loads((REPO / "docker" / "judges" / "cascade.json").read_text(encoding="utf-8"))

@@ -364,6 +364,14 @@ def test_a_retried_run_reattaches_to_its_batch(fake: FakeAnthropic, tmp_path) ->
     assert [j.judged for j in results] == [True] * 5 + [False]
 
 
+def test_without_a_run_id_runs_never_share_a_batch(fake: FakeAnthropic, tmp_path) -> None:
+    store = JsonFileBatchStateStore(tmp_path / "state.json")
+    for _ in range(2):
+        judge = judge_from_spec(spec(transport="batches", poll_interval_s=0.001), batch_state=store)
+        assert all(j.judged for j in judge.judge(orbit_items()[:2]))
+    assert fake.batch_creations == 2
+
+
 def test_a_malformed_batch_result_is_reasked_directly(fake: FakeAnthropic) -> None:
     fake.grader = lambda sentences, passages: (
         "not json" if not fake.message_requests() else grade_ok(sentences)
