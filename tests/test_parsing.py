@@ -233,3 +233,37 @@ def test_split_sentences_never_crashes_and_keeps_text_in_order(text):
     for sentence in sentences:
         assert sentence.strip() == sentence and sentence
         position = text.index(sentence, position) + len(sentence)
+
+
+# --- default check-worthiness rules (config.DEFAULT_*; judged on parsed sentences) -----------------
+
+
+@pytest.mark.parametrize(("sentence", "reason"), [
+    ("As an AI language model, I do not have access to current news.", "refusal"),
+    ("As a language model, I cannot see the image you sent.", "refusal"),
+    ("Sure, here are some other hotels near the venue.", "offer"),
+    ("Here are the steps:", "offer"),
+    ("Some reasons for this include:", "offer"),
+    ("For the latest figures, I recommend checking the official site.", "offer"),
+    ("I'd suggest contacting HR directly.", "offer"),
+    ("Would you like the form?", "question"),
+])
+def test_default_rules_drop_disclaimers_preambles_and_advice(sentence, reason):
+    from citecheck.structural import check_worthiness
+
+    assert check_worthiness(sentence, DEFAULT) == (False, reason)
+
+
+@pytest.mark.parametrize("sentence", [
+    "As an AI language model, I don't have opinions, but the tower is 330 metres tall.",
+    "As a rule, hotels are capped at 3 nights.",
+    "Here are the facts: the cap is 3 nights.",
+    "Some hotels are exempt from the cap.",
+    "Doctors recommend you drink two litres of water a day.",
+    "The board suggested that staff book early.",
+    "Here is the key date: the policy changed in 2021.",
+])
+def test_default_rules_keep_claims_that_look_like_them(sentence):
+    from citecheck.structural import check_worthiness
+
+    assert check_worthiness(sentence, DEFAULT) == (True, None)

@@ -65,7 +65,7 @@ DEFAULT_NON_CLAIM_PATTERNS = (
     r"^(?:sure|certainly|of course|absolutely)\b[,!.]? here (?:is|are)\b",  # a preamble to what follows
     r"^here (?:is|are)\b[^.]*:$",  # a lead-in to a list
     r"^(?:some|a few|other) (?:[\w-]+ ){1,4}(?:include|are):$",  # "Some reasons for this include:"
-    r"^(?:[^,]*, )?i (?:would |'d )?(?:recommend|suggest|advise|encourage) (?:you|that you|checking|consulting|"
+    r"^(?:[^,]*, )?i(?: would|'d)? (?:recommend|suggest|advise|encourage) (?:you|that you|checking|consulting|"
     r"contacting|referring|visiting|reaching|looking|speaking|asking)\b",  # advice to the user
 )
 
