@@ -1,6 +1,6 @@
 """Benchmark of the NLI judge (issue 3): pairs scored, throughput, padding, reruns, int8.
 
-    .venv/bin/python bench/bench_nli.py [--turns 2000] [--subset-turns 40] [--batch-size 32]
+    .venv/bin/python bench/bench_nli.py [--turns 2000] [--subset-turns 30] [--batch-size 32] [--json OUT]
 
 It generates its own FAQ-like workload (passages of 5–15 sentences, 4 per turn, answers of 3–8
 sentences, popular questions asked again with the same or a slightly different retrieval and

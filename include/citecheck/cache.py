@@ -26,7 +26,6 @@ from sqlalchemy import (
     create_engine,
     func,
     select,
-    tuple_,
 )
 from sqlalchemy.schema import CreateTable, SetColumnComment, SetTableComment
 
@@ -49,7 +48,8 @@ judgment_cache = Table(
     comment="NLI judge scores, threshold-independent; reruns ask the model nothing",
 )
 
-_CHUNK = 400
+_READ_CHUNK = 2000  # sentence hashes per SELECT, well within SQLite's and Postgres' parameter limits
+_WRITE_CHUNK = 400
 
 
 class CacheKey(NamedTuple):
@@ -111,25 +111,24 @@ class SQLCache:
             judgment_cache.create(engine, checkfirst=True)
 
     def get_many(self, keys: Iterable[CacheKey]) -> dict[CacheKey, Probabilities]:
-        by_model: dict[tuple[str, str], list[CacheKey]] = {}
-        for key in dict.fromkeys(keys):
-            by_model.setdefault((key.model, key.revision), []).append(key)
+        # Select by sentence hash (a prefix of the primary key, so an index range scan on both
+        # dialects; a row-value IN list is not one on Postgres) and keep the wanted windows.
+        wanted: dict[tuple[str, str], set[tuple[str, str]]] = {}
+        for key in keys:
+            wanted.setdefault((key.model, key.revision), set()).add((key.sentence_hash, key.window_hash))
         found: dict[CacheKey, Probabilities] = {}
         t = judgment_cache.c
         with self.engine.connect() as conn:
-            for (model, revision), group in by_model.items():
-                for chunk in _chunks(group, _CHUNK):
+            for (model, revision), pairs in wanted.items():
+                sentences = sorted({sentence for sentence, _ in pairs})
+                for chunk in _chunks(sentences, _READ_CHUNK):
                     stmt = select(t.sentence_hash, t.window_hash, t.probabilities).where(
-                        t.model == model,
-                        t.revision == revision,
-                        tuple_(t.sentence_hash, t.window_hash).in_(
-                            [(k.sentence_hash, k.window_hash) for k in chunk]
-                        ),
+                        t.model == model, t.revision == revision, t.sentence_hash.in_(chunk)
                     )
                     for sentence_hash, window_hash, probs in conn.execute(stmt):
-                        found[CacheKey(model, revision, sentence_hash, window_hash)] = tuple(
-                            json.loads(probs)
-                        )
+                        if (sentence_hash, window_hash) in pairs:
+                            key = CacheKey(model, revision, sentence_hash, window_hash)
+                            found[key] = tuple(json.loads(probs))
         return found
 
     def put_many(self, values: Mapping[CacheKey, Probabilities]) -> None:
@@ -140,7 +139,7 @@ class SQLCache:
         if not rows:
             return
         with self.engine.begin() as conn:
-            for chunk in _chunks(rows, _CHUNK):
+            for chunk in _chunks(rows, _WRITE_CHUNK):
                 conn.execute(_insert_ignoring_duplicates(self.engine.dialect.name), chunk)
 
     def describe(self) -> str:

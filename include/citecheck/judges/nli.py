@@ -343,6 +343,7 @@ class NLIJudge:
     def judge(self, items: Sequence[JudgeItem]) -> list[Judgment]:
         """One judgment per item, in order; every pair any of them needs is scored at most once."""
         started = perf_counter()
+        self._remember_lengths([normalise_statement(item.sentence) for item in items])
         plans = [self._plan(item) for item in items]
         live = [p for p in plans if p.reason is None]
         self._prepare(p.passages[label].text for p in live for label in p.cited if label in p.passages)
@@ -351,7 +352,7 @@ class NLIJudge:
         split_pairs: set[Pair] = set()
         needed = self._pairs(live, cited_only=True, split_pairs=split_pairs)
         self._score(needed, scores, failures)
-        second = [p for p in live if self.settings.all_passages or not self._cited_supported(p, scores)]
+        second = [p for p in live if self._needs_uncited(p, scores, failures)]
         self._prepare(ps.text for p in second for label, ps in p.passages.items() if label not in p.cited)
         more = self._pairs(second, cited_only=False, split_pairs=split_pairs)
         self._score({pair: n for pair, n in more.items() if pair not in needed}, scores, failures)
@@ -372,6 +373,7 @@ class NLIJudge:
             "model": self.scorer.model_id,
             "revision": self.scorer.revision,
             "version": self.version,
+            "labels": list(self.scorer.labels),
             "device": self.scorer.device,
             "quantize": self.settings.quantize,
             "threshold": self.threshold,
@@ -616,12 +618,14 @@ class NLIJudge:
                 contra = c if contra is None else max(contra, c)
         return (best[0], contra, best[2])
 
-    def _cited_supported(self, plan: _Plan, scores: Mapping[Pair, Probabilities]) -> bool:
-        for label in plan.cited:
-            result = self._passage_score(plan, label, scores, {})
-            if isinstance(result, tuple) and result[0] >= self.threshold:
-                return True
-        return False
+    def _needs_uncited(
+        self, plan: _Plan, scores: Mapping[Pair, Probabilities], failures: Mapping[Pair, str]
+    ) -> bool:
+        """Whether the uncited passages must be scored: only when no cited passage supports."""
+        results = [self._passage_score(plan, label, scores, failures) for label in plan.cited]
+        if any(isinstance(r, str) for r in results):
+            return False  # a cited pair failed: the sentence is unjudged whatever the rest says
+        return self.settings.all_passages or not any(r and r[0] >= self.threshold for r in results)
 
     def _judgment(
         self, plan: _Plan, scores: Mapping[Pair, Probabilities], failures: Mapping[Pair, str]
