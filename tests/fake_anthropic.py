@@ -349,3 +349,16 @@ def grade_by_id(entries: Mapping[str, dict[str, Any]]) -> Grader:
         return {"sentences": [entries[s["id"]] for s in sentences if s["id"] in entries]}
 
     return grader
+
+
+def serve_with_env(monkeypatch, api_key: str):
+    """Start a fake server and point the real SDK at it through the standard env vars (a fixture body)."""
+    server = FakeAnthropic().start()
+    for var in ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE", "ANTHROPIC_CUSTOM_HEADERS"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", api_key)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+    try:
+        yield server
+    finally:
+        server.stop()

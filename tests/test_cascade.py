@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 import pytest
-from fake_anthropic import FakeAnthropic, entry, grade_by_id, request_input
+from fake_anthropic import FakeAnthropic, entry, grade_by_id, request_input, serve_with_env
 
 from citecheck.calibration import agreement
 from citecheck.judges import JudgeSpecError, judge_from_spec
@@ -25,13 +25,7 @@ KEY = "sk-test-cascade-0815"
 
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch):
-    server = FakeAnthropic().start()
-    for var in ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE", "ANTHROPIC_CUSTOM_HEADERS"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-    yield server
-    server.stop()
+    yield from serve_with_env(monkeypatch, KEY)
 
 
 ORBIT = load_fixture("orbit_labs.json")

@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 import pytest
-from fake_anthropic import FakeAnthropic, entry, grade_by_id, request_input
+from fake_anthropic import FakeAnthropic, entry, grade_by_id, request_input, serve_with_env
 
 from citecheck.judges import JudgeSpecError, judge_from_spec
 from citecheck.judges.llm import (
@@ -33,13 +33,7 @@ JOINT = (
 
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch):
-    server = FakeAnthropic().start()
-    for var in ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE", "ANTHROPIC_CUSTOM_HEADERS"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-    yield server
-    server.stop()
+    yield from serve_with_env(monkeypatch, KEY)
 
 
 def orbit_context() -> tuple[Passage, ...]:
