@@ -39,9 +39,9 @@ def main(argv: list[str]) -> int:
     if str(run.state) not in ("success", "DagRunState.SUCCESS"):
         return 1
     from citecheck.job import day_metrics
-    from citecheck.warehouse import make_engine
+    from citecheck.warehouse import engine_for
 
-    rows = [r for r in day_metrics(make_engine(), day) if r["slice_name"] == "all" and r["averaging"] == "micro"]
+    rows = [r for r in day_metrics(engine_for(), day) if r["slice_name"] == "all" and r["averaging"] == "micro"]
     print(f"\nheadline metrics for {day} (micro: pooled over sentences)")
     for r in rows:
         if r["metric"] in ("attachment_rate", "citation_recall", "citation_precision", "citation_f1",

@@ -20,13 +20,15 @@ import os
 from airflow.sdk import Asset, CronDataIntervalTimetable, Param, dag, task
 
 WAREHOUSE_CONN_ID = os.environ.get("CITECHECK_WAREHOUSE_CONN_ID", "citecheck_warehouse")
+ANTHROPIC_CONN_ID = os.environ.get("CITECHECK_ANTHROPIC_CONN_ID", "citecheck_anthropic")
 NLI_QUEUE = os.environ.get("CITECHECK_NLI_QUEUE", "default")
 DAILY_METRICS = Asset("citecheck://warehouse/daily_metrics")
 
 
-def _engine():
-    """The warehouse engine: the Airflow connection if defined, else CITECHECK_WAREHOUSE_URL."""
-    from citecheck.warehouse import make_engine
+def _engine(settings):
+    """The warehouse engine: the Airflow connection if defined, else CITECHECK_WAREHOUSE_URL;
+    schemas from the `[warehouse]` section of the run's config."""
+    from citecheck.warehouse import engine_for
 
     url = None
     try:
@@ -35,7 +37,20 @@ def _engine():
         url = BaseHook.get_connection(WAREHOUSE_CONN_ID).get_uri()
     except Exception:  # the connection is optional: env var or the embedded default
         url = None
-    return make_engine(url)
+    return engine_for(settings.config, url)
+
+
+def _anthropic_key_from_connection() -> None:
+    """The Anthropic key from the Airflow connection, when one is defined (its password), else
+    ANTHROPIC_API_KEY stays as the environment set it. Airflow masks it in task logs."""
+    try:
+        from airflow.sdk import BaseHook
+
+        key = BaseHook.get_connection(ANTHROPIC_CONN_ID).password
+    except Exception:  # the connection is optional
+        return
+    if key:
+        os.environ["ANTHROPIC_API_KEY"] = key
 
 
 def _context():
@@ -75,7 +90,7 @@ def citation_metrics_daily():
         from citecheck import job
 
         day, run_id, settings = _context()
-        return job.extract(_engine(), day, run_id, settings)
+        return job.extract(_engine(settings), day, run_id, settings)
 
     @task
     def structural(_extracted: dict) -> list[int]:
@@ -83,21 +98,23 @@ def citation_metrics_daily():
         from citecheck import job
 
         day, run_id, settings = _context()
-        return job.structural(_engine(), day, run_id, settings)["shards"]
+        return job.structural(_engine(settings), day, run_id, settings)["shards"]
 
     @task(pool="nli", queue=NLI_QUEUE, max_active_tis_per_dagrun=8)
     def judge_shard(shard: int) -> dict:
         from citecheck import job
 
         _day, run_id, settings = _context()
-        return job.judge_shard(_engine(), run_id, shard, settings)
+        return job.judge_shard(_engine(settings), run_id, shard, settings)
 
-    @task(trigger_rule="none_failed")
+    # Message Batches may take up to 24 h to end; the judge reattaches to its batch on retry.
+    @task(trigger_rule="none_failed", execution_timeout=dt.timedelta(hours=25))
     def escalate(shard_results: list[dict]) -> dict:
         from citecheck import job
 
         _day, run_id, settings = _context()
-        result = job.escalate(_engine(), run_id, settings)
+        _anthropic_key_from_connection()
+        result = job.escalate(_engine(settings), run_id, settings)
         stats: dict = {}
         for r in shard_results or []:
             stats = job._merge_stats(stats, r.get("stats", {}))
@@ -108,14 +125,19 @@ def citation_metrics_daily():
         from citecheck import job
 
         day, run_id, settings = _context()
-        return job.aggregate(_engine(), day, run_id, settings, judge_stats)
+        return job.aggregate(_engine(settings), day, run_id, settings, judge_stats)
 
     @task
     def validate(_aggregated: dict) -> dict:
+        from airflow.sdk.exceptions import AirflowFailException
+
         from citecheck import job
 
         day, run_id, settings = _context()
-        return job.validate(_engine(), day, run_id, settings)
+        try:
+            return job.validate(_engine(settings), day, run_id, settings)
+        except job.ValidationFailed as exc:  # the same data fails the same way: fail now, no retries
+            raise AirflowFailException(str(exc)) from exc
 
     @task(outlets=[DAILY_METRICS])
     def publish(_validated: dict) -> dict:
@@ -123,8 +145,8 @@ def citation_metrics_daily():
 
         from citecheck import job
 
-        day, run_id, _settings = _context()
-        counts = job.publish(_engine(), day, run_id)
+        day, run_id, settings = _context()
+        counts = job.publish(_engine(settings), day, run_id)
         get_current_context()["outlet_events"][DAILY_METRICS].extra = {
             "day": day.isoformat(), "run_id": run_id, **counts}
         return counts
@@ -133,8 +155,8 @@ def citation_metrics_daily():
     def record_run(published: dict) -> dict:
         from citecheck import job
 
-        _day, run_id, _settings = _context()
-        return job.finish(_engine(), run_id, published)
+        _day, run_id, settings = _context()
+        return job.finish(_engine(settings), run_id, published)
 
     shards = judge_shard.expand(shard=structural(extract()))
     record_run(publish(validate(aggregate(escalate(shards)))))

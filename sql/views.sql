@@ -1,6 +1,5 @@
 -- Dashboard view: the day's overall metrics, one column per headline metric (micro averaging).
-DROP VIEW IF EXISTS daily_metrics_wide;
-CREATE VIEW daily_metrics_wide AS
+CREATE OR REPLACE VIEW daily_metrics_wide AS
 SELECT day,
        MAX(run_id) AS run_id,
        MAX(config_hash) AS config_hash,

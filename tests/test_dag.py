@@ -69,6 +69,23 @@ def test_dag_properties():
     assert {"nli_share", "shards", "llm_sample_rate", "llm_budget_usd"} <= set(dag.params)
 
 
+def _run_dag(tmp_path, url: str, **env_overrides: str) -> subprocess.CompletedProcess[str]:
+    """Load the Orbit day into the warehouse at `url` and run the DAG for it with `dag.test()`."""
+    from citecheck import warehouse as W
+
+    engine = W.make_engine(url)
+    W.init_warehouse(engine)
+    W.load_turns(engine, orbit_warehouse_turns())
+    engine.dispose()
+    env = {**_airflow_env(tmp_path, url), **env_overrides}
+    started = time.perf_counter()
+    out = subprocess.run([sys.executable, str(REPO / "bin" / "run_dag.py"), "2026-11-30"], env=env,
+                         capture_output=True, text=True, timeout=500)
+    print(f"dag.test wall time: {time.perf_counter() - started:.1f}s")
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-4000:]
+    return out
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_dag_test_end_to_end(tmp_path, request, backend):
@@ -76,15 +93,8 @@ def test_dag_test_end_to_end(tmp_path, request, backend):
     from citecheck.job import day_metrics
 
     url = f"sqlite:///{tmp_path}/wh.sqlite" if backend == "sqlite" else request.getfixturevalue("pg_warehouse_url")
+    out = _run_dag(tmp_path, url)
     engine = W.make_engine(url)
-    W.init_warehouse(engine)
-    W.load_turns(engine, orbit_warehouse_turns())
-    env = _airflow_env(tmp_path, url)
-    started = time.perf_counter()
-    out = subprocess.run([sys.executable, str(REPO / "bin" / "run_dag.py"), "2026-11-30"], env=env,
-                         capture_output=True, text=True, timeout=500)
-    print(f"dag.test wall time: {time.perf_counter() - started:.1f}s")
-    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-4000:]
     assert "citation_recall" in out.stdout
     micro = {r["metric"]: r["value"] for r in day_metrics(engine, __import__("datetime").date(2026, 11, 30))
              if r["slice_name"] == "all" and r["averaging"] == "micro"}
@@ -93,3 +103,85 @@ def test_dag_test_end_to_end(tmp_path, request, backend):
     logs = out.stdout + out.stderr
     for text in ("nightly hotel cap is 220 euros", "Approved reports are paid within 5 business days"):
         assert text not in logs, "answer or passage text leaked into the task logs"
+
+
+@pytest.mark.slow
+def test_dag_test_with_a_tiny_local_nli_model(tmp_path):
+    """The NLI judge inside the mapped shards: real CrossEncoder loading from a local path."""
+    import datetime as dt
+
+    import sqlalchemy as sa
+    from tiny_models import save_tiny_nli
+
+    from citecheck import tables as T
+    from citecheck import warehouse as W
+
+    model = save_tiny_nli(tmp_path / "tiny_nli")
+    judge = tmp_path / "nli_judge.json"
+    judge.write_text(json.dumps({"kind": "nli", "model": str(model), "batch_size": 8}))
+    url = f"sqlite:///{tmp_path}/wh.sqlite"
+    _run_dag(tmp_path, url, CITECHECK_JUDGE=str(judge))
+    engine = W.make_engine(url)
+    with engine.connect() as conn:
+        judges = conn.execute(sa.select(T.sentence_verdicts.c.judge, sa.func.count()).group_by(
+            T.sentence_verdicts.c.judge)).all()
+        run = conn.execute(sa.select(T.runs).where(T.runs.c.day == dt.date(2026, 11, 30))).mappings().one()
+        cached = conn.execute(sa.select(sa.func.count()).select_from(sa.table("judgment_cache"))).scalar_one()
+    assert dict(judges).get("nli", 0) >= 1, judges
+    assert run["status"] == "published" and str(model) in run["judge_versions"]
+    assert cached >= 1, "NLI pair scores are cached in the warehouse"
+
+
+@pytest.mark.slow
+def test_no_text_or_api_key_in_the_logs_of_a_cascade_run(tmp_path, monkeypatch):
+    """The real SDK against the fake Messages API, inside `dag.test()`, with a failing call and the
+    key from an Airflow connection: the captured logs and XCom hold no answer text, passage text
+    or API key."""
+    import datetime as dt
+
+    import sqlalchemy as sa
+    from fake_anthropic import FakeAnthropic
+
+    from citecheck import tables as T
+    from citecheck import warehouse as W
+
+    secret = "sk-ant-api03-TESTSECRET-" + "x" * 24
+    orbit = load_fixture("orbit_labs.json")
+    spec = {"kind": "cascade", "first": orbit["judge"],
+            "escalate": {"kind": "anthropic", "backoff_base_s": 0.001, "max_retries": 2, "sample_rate": 1.0}}
+    judge = tmp_path / "cascade.json"
+    judge.write_text(json.dumps(spec))
+    server = FakeAnthropic().start()
+    server.script.append({"status": 500})  # one server error, retried
+    try:
+        url = f"sqlite:///{tmp_path}/wh.sqlite"
+        connection = json.dumps({"conn_type": "generic", "password": secret})
+        monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+        out = _run_dag(tmp_path, url, CITECHECK_JUDGE=str(judge), AIRFLOW_CONN_CITECHECK_ANTHROPIC=connection,
+                       ANTHROPIC_BASE_URL=server.url)
+    finally:
+        server.stop()
+    assert server.message_requests(), "the escalation reached the (fake) Anthropic API"
+    sent = {r["headers"].get("x-api-key") or r["headers"].get("authorization", "").removeprefix("Bearer ")
+            for r in server.message_requests()}
+    assert sent == {secret}, "the key comes from the Airflow connection"
+    logs = out.stdout + out.stderr
+    texts = [secret, secret[-24:], "nightly hotel cap is 220 euros",
+             "Approved reports are paid within 5 business days"]
+    texts += [p["text"][:60] for t in orbit["turns"] for p in t["context"]]
+    texts += [t["answer"][:60] for t in orbit["turns"]]
+    leaked = [t for t in texts if t in logs]
+    assert not leaked, f"leaked into the task logs: {leaked}"
+    xcom = sa.create_engine(f"sqlite:///{tmp_path}/airflow.db")
+    with xcom.connect() as conn:
+        values = [str(v) for (v,) in conn.execute(sa.text("SELECT value FROM xcom"))]
+    assert values, "the run's XCom was recorded"
+    leaked = [t for t in texts if any(t in v for v in values)]
+    assert not leaked, f"leaked into XCom: {leaked}"
+    engine = W.make_engine(url)
+    with engine.connect() as conn:
+        run = conn.execute(sa.select(T.runs).where(T.runs.c.day == dt.date(2026, 11, 30))).mappings().one()
+        llm_rows = conn.execute(sa.select(sa.func.count()).select_from(T.sentence_verdicts).where(
+            T.sentence_verdicts.c.llm.is_not(None))).scalar_one()
+    assert run["status"] == "published" and llm_rows >= 1
+    assert secret not in json.dumps(run, default=str)

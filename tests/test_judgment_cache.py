@@ -13,7 +13,6 @@ from citecheck.cache import (
     InMemoryCache,
     SQLCache,
     cache_key,
-    ddl_for,
     judgment_cache,
     open_cache,
 )
@@ -79,20 +78,18 @@ def test_postgres_cache(pg_url):
         cache.engine.dispose()
 
 
-def test_checked_in_ddl_is_generated_from_the_table():
-    checked_in = (REPO / "sql" / "judgment_cache.sql").read_text(encoding="utf-8")
-    assert checked_in == ddl_for([judgment_cache], "postgresql")
+def test_generated_schema_holds_the_cache_and_creates_a_usable_table_on_postgres(pg_url):
+    from citecheck.tables import ddl
 
-
-def test_checked_in_ddl_creates_a_usable_table_on_postgres(pg_url):
     schema = f"cache_ddl_{uuid.uuid4().hex[:12]}"
-    ddl = (REPO / "sql" / "judgment_cache.sql").read_text(encoding="utf-8")
+    text = (REPO / "sql" / "schema.sql").read_text(encoding="utf-8")
+    assert "CREATE TABLE IF NOT EXISTS judgment_cache" in text and text == ddl("postgresql")
     engine = sa.create_engine(pg_url, connect_args={"options": f"-csearch_path={schema}"})
     try:
         with engine.begin() as conn:
             conn.execute(sa.text(f"CREATE SCHEMA {schema}"))
-            conn.exec_driver_sql(ddl)
-            conn.exec_driver_sql(ddl)  # IF NOT EXISTS: applying it twice is safe
+            conn.exec_driver_sql(text)
+            conn.exec_driver_sql(text)  # IF NOT EXISTS: applying it twice is safe
         check_roundtrip(SQLCache(engine, create=False), "m")
     finally:
         with engine.begin() as conn:
@@ -101,15 +98,19 @@ def test_checked_in_ddl_creates_a_usable_table_on_postgres(pg_url):
 
 
 def test_sqlite_ddl_runs_on_sqlite(tmp_path):
+    from citecheck.tables import ddl
+
     engine = sa.create_engine(f"sqlite:///{tmp_path / 'ddl.sqlite'}")
     raw = engine.raw_connection()
     try:
-        raw.driver_connection.executescript(ddl_for([judgment_cache], "sqlite"))
+        raw.driver_connection.executescript(ddl("sqlite"))
     finally:
         raw.close()
     check_roundtrip(SQLCache(engine, create=False), "m")
 
 
 def test_unknown_dialects_are_refused():
+    from citecheck.tables import ddl
+
     with pytest.raises(ValueError, match="dialect"):
-        ddl_for([judgment_cache], "oracle")
+        ddl("oracle")

@@ -17,17 +17,22 @@ EXIT_OK, EXIT_SKIPPED, EXIT_USAGE = 0, 1, 2
 
 
 def _read_turns(path: str) -> tuple[list[Any], list[Any]]:
-    """Every turn of a JSONL file, plus the lines skipped with their reasons (duplicates too)."""
+    """Every turn of a JSONL file, plus the lines skipped with their reasons.
+
+    A turn id on several lines: the last line wins, as a reload does in the warehouse; each
+    earlier line is skipped as replaced, so lines read = scored + skipped still holds.
+    """
     from citecheck.turns import Skipped, read_jsonl
 
-    turns, skipped, seen = [], [], set()
-    for number, item in read_jsonl(path):
-        if isinstance(item, Skipped):
+    items = list(read_jsonl(path))
+    last = {item.turn_id: number for number, item in items if item.turn_id is not None}
+    turns, skipped = [], []
+    for number, item in items:
+        if item.turn_id is not None and last[item.turn_id] != number:
+            skipped.append(Skipped(number, item.turn_id, f"duplicate turn_id: replaced by line {last[item.turn_id]}"))
+        elif isinstance(item, Skipped):
             skipped.append(item)
-        elif item.turn_id in seen:
-            skipped.append(Skipped(number, item.turn_id, "duplicate turn_id (an earlier line has it)"))
         else:
-            seen.add(item.turn_id)
             turns.append(item)
     return turns, skipped
 
@@ -124,9 +129,10 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
 
 def _engine():
-    from citecheck.warehouse import init_warehouse, make_engine
+    """The warehouse of CITECHECK_WAREHOUSE_URL (schemas from the config), initialised."""
+    from citecheck.warehouse import engine_for, init_warehouse
 
-    engine = make_engine()
+    engine = engine_for()
     init_warehouse(engine)
     return engine
 
@@ -168,27 +174,35 @@ def cmd_load_sample(args: argparse.Namespace) -> int:
 
 
 def cmd_load_turns(args: argparse.Namespace) -> int:
-    from citecheck.turns import Skipped
-    from citecheck.warehouse import load_turns, source_rows
+    """Load a JSONL file; report lines that cannot be stored (`malformed`), lines superseded by a
+    later line with the same turn id (`duplicates`) and turns that replaced an earlier load
+    (`replaced`). Lines read = loaded + malformed + duplicates."""
+    from citecheck.turns import Skipped, decode_line
+    from citecheck.warehouse import load_turns_report, source_rows
 
     engine = _engine()
-    good, bad = [], []
+    good: list[tuple[int, dict[str, Any]]] = []
+    bad = []
     with open(args.file, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
             if not raw.strip():
                 continue
             try:
-                data = json.loads(raw.decode("utf-8"))
+                data = decode_line(raw)
                 if not isinstance(data, dict):
-                    raise ValueError("line is not a JSON object")
+                    raise ValueError(f"line is not a JSON object ({type(data).__name__})")
                 source_rows(data)
-            except (ValueError, UnicodeDecodeError) as exc:
-                bad.append(Skipped(number, None, f"{type(exc).__name__}: {exc}"[:300]))
+            except ValueError as exc:
+                bad.append(Skipped(number, None, str(exc)[:300]))
                 continue
-            good.append(data)
-    n = load_turns(engine, good)
-    _write({"loaded": n, "malformed": [b.as_dict() for b in bad]}, None)
-    return EXIT_SKIPPED if bad else EXIT_OK
+            good.append((number, data))
+    last = {data["turn_id"]: number for number, data in good}
+    duplicates = [{"line": number, "turn_id": data["turn_id"], "replaced_by_line": last[data["turn_id"]]}
+                  for number, data in good if last[data["turn_id"]] != number]
+    report = load_turns_report(engine, (data for _, data in good))
+    _write({"loaded": report.loaded, "malformed": [b.as_dict() for b in bad], "duplicates": duplicates,
+            "replaced": report.replaced}, None)
+    return EXIT_SKIPPED if bad or duplicates else EXIT_OK
 
 
 def _job_settings(args: argparse.Namespace):
@@ -253,6 +267,17 @@ def cmd_metrics(args: argparse.Namespace) -> int:
         if row["slice_name"] == "all" and row["averaging"] == "micro":
             value = "null" if row["value"] is None else f"{row['value']:.3f}"
             print(f"{row['metric']:<34}{value:>8}  ({row['numerator']:g}/{row['denominator']:g})")
+    return EXIT_OK
+
+
+def cmd_grant_bi(args: argparse.Namespace) -> int:
+    from citecheck.warehouse import grant_bi, grants_sql
+
+    if args.print:
+        sys.stdout.write(grants_sql())
+        return EXIT_OK
+    for statement in grant_bi(_engine(), create_role=args.create_role):
+        print(statement)
     return EXIT_OK
 
 
@@ -336,6 +361,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="JSON list of rows")
     p.set_defaults(func=cmd_metrics)
 
+    p = sub.add_parser("grant-bi", help="grant the read-only BI role SELECT on the published tables (PostgreSQL)")
+    p.add_argument("--create-role", action="store_true", help="create the role (NOLOGIN) if it is missing")
+    p.add_argument("--print", action="store_true",
+                   help="print the statements for the default names (sql/grants_bi_readonly.sql)")
+    p.set_defaults(func=cmd_grant_bi)
+
     p = sub.add_parser("ddl", help="print the CREATE statements of every table (sql/schema.sql)")
     p.add_argument("--dialect", choices=["postgresql", "sqlite"], default="postgresql")
     p.set_defaults(func=cmd_ddl)
@@ -345,10 +376,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     from citecheck.config import ConfigError
     from citecheck.judges import JudgeSpecError
+    from citecheck.naming import InvalidName
 
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ConfigError, JudgeSpecError, FileNotFoundError) as exc:
+    except (ConfigError, JudgeSpecError, InvalidName, FileNotFoundError) as exc:
         sys.stderr.write(f"citecheck: error: {exc}\n")
         return EXIT_USAGE

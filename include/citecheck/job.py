@@ -35,6 +35,7 @@ from citecheck.verdicts import SentenceVerdict, decide
 
 DEFAULT_JUDGE_SPEC: dict[str, Any] = {"kind": "nli", "model": "cross-encoder/nli-deberta-v3-base"}
 CHUNK = 500
+STRUCTURAL_CHUNK = 2000  # turns per extract chunk, prior-label query and staging transaction
 
 
 class ValidationFailed(RuntimeError):
@@ -144,46 +145,76 @@ def extract(engine: Engine, day: dt.date, run_id: str, settings: JobSettings) ->
 
 
 def structural(engine: Engine, day: dt.date, run_id: str, settings: JobSettings) -> dict[str, Any]:
-    """Parse and check every turn of the day; stage structured turns and skips."""
+    """Parse and check every turn of the day; stage structured turns and skips.
+
+    Streams in chunks with flat memory: the extract is ordered by conversation, so the history
+    holds the conversations of the current chunk only (plus their labels from before the day,
+    fetched per chunk), and staged rows and skips are written chunk by chunk.
+    """
     cfg = settings.config
     started = time.perf_counter()
     with engine.begin() as conn:
         conn.execute(T.stage_turns.delete().where(T.stage_turns.c.run_id == run_id))
         conn.execute(T.stage_skipped.delete().where(T.stage_skipped.c.run_id == run_id))
     history = ConversationHistory()
-    counts: Counter[str] = Counter()
+    counts: Counter[str] = Counter(turns_read=0, turns_selected=0)
     shards_used: set[int] = set()
+    n_skipped = 0
     with engine.connect() as read:
-        for conversation, turn_index, label in W.prior_context_labels(read, day, cfg.timezone):
-            history.record(conversation, turn_index, (label,))
-        rows: list[dict[str, Any]] = []
-        skipped: list[Skipped] = []
-        for data in W.extract_day(read, day, cfg.timezone):
-            counts["turns_read"] += 1
-            try:
-                turn = turn_from_dict(data)
-            except TurnError as exc:
-                skipped.append(Skipped(None, data.get("turn_id"), str(exc)))
-                continue
-            st = structure_turn(turn, cfg, history)
-            selected = _selected(turn.turn_id, settings)
-            shard = _shard_of(turn.conversation_id, settings.shards)
-            if selected:
-                shards_used.add(shard)
-                counts["turns_selected"] += 1
-            rows.append({"run_id": run_id, "turn_id": turn.turn_id, "shard": shard, "selected": selected,
-                         "structured": structured_to_dict(st)})
-            if len(rows) >= CHUNK:
-                _insert(engine, T.stage_turns, rows)
-                rows = []
-        _insert(engine, T.stage_turns, rows)
-        with engine.begin() as conn:
-            W.record_skips(conn, run_id, skipped)
-    counts["turns_selected"] += 0
-    counts["turns_skipped"] = len(skipped)
-    counts["turns_scored"] = counts["turns_read"] - len(skipped)
+        for batch in W.extract_day_chunks(read, day, cfg.timezone, chunk=STRUCTURAL_CHUNK):
+            _load_prior_labels(read, day, cfg.timezone, batch, history)
+            rows: list[dict[str, Any]] = []
+            skipped: list[Skipped] = []
+            for data in batch:
+                try:
+                    turn = turn_from_dict(data)
+                except TurnError as exc:
+                    skipped.append(Skipped(None, data.get("turn_id"), str(exc)))
+                    continue
+                st = structure_turn(turn, cfg, history)
+                selected = _selected(turn.turn_id, settings)
+                shard = _shard_of(turn.conversation_id, settings.shards)
+                if selected:
+                    shards_used.add(shard)
+                    counts["turns_selected"] += 1
+                rows.append({"run_id": run_id, "turn_id": turn.turn_id, "shard": shard, "selected": selected,
+                             "structured": structured_to_dict(st)})
+            counts["turns_read"] += len(batch)
+            n_skipped += len(skipped)
+            with engine.begin() as conn:
+                if rows:
+                    conn.execute(T.stage_turns.insert(), rows)
+                W.record_skips(conn, run_id, skipped)
+            _forget_finished(history, batch[-1])
+    counts["turns_skipped"] = n_skipped
+    counts["turns_scored"] = counts["turns_read"] - n_skipped
     _timing(engine, run_id, "structural", time.perf_counter() - started)
     return {**counts, "shards": sorted(shards_used)}
+
+
+def _history_key(data: Mapping[str, Any]) -> str | None:
+    """The conversation a turn dict's history is kept under (as `turn_from_dict` names it)."""
+    conversation = data.get("conversation_id")
+    if conversation in (None, ""):
+        turn_id = data.get("turn_id")
+        return turn_id if isinstance(turn_id, str) else None
+    return conversation if isinstance(conversation, str) else None
+
+
+def _load_prior_labels(conn: sa.Connection, day: dt.date, timezone: str, batch: list[dict[str, Any]],
+                       history: ConversationHistory) -> None:
+    """Record the labels from before the day of the chunk's conversations not already held."""
+    new = {c for c in (d.get("conversation_id") for d in batch) if isinstance(c, str) and c not in history}
+    for conversation, turn_index, label in W.prior_context_labels(conn, day, timezone, conversations=new):
+        history.record(conversation, turn_index, (label,))
+
+
+def _forget_finished(history: ConversationHistory, last: Mapping[str, Any]) -> None:
+    """After a chunk, keep only the conversation that may go on in the next chunk."""
+    keep = _history_key(last)
+    for conversation in history.conversation_ids():
+        if conversation != keep:
+            history.forget(conversation)
 
 
 def judge_shard(engine: Engine, run_id: str, shard: int, settings: JobSettings) -> dict[str, Any]:
@@ -219,8 +250,8 @@ def escalate(engine: Engine, run_id: str, settings: JobSettings) -> dict[str, An
         conn.execute(T.stage_judgments.delete().where(T.stage_judgments.c.run_id == run_id,
                                                       T.stage_judgments.c.stage == "final"))
     items, firsts = [], []
-    first = _staged_judgments(engine, run_id, "first")
     for batch in _staged_turns(engine, run_id, selected_only=True, chunk=1000):
+        first = _staged_judgments(engine, run_id, "first", (batch[0].turn_id, batch[-1].turn_id))
         for item in (i for st in batch for i in judge_items(st)):
             if item.key in first:
                 items.append(item)
@@ -241,13 +272,14 @@ def aggregate(engine: Engine, day: dt.date, run_id: str, settings: JobSettings,
     with engine.begin() as conn:
         for table in (T.stage_sentence_verdicts, T.stage_citation_verdicts, T.stage_daily_metrics):
             conn.execute(table.delete().where(table.c.run_id == run_id))
-    judgments = _staged_judgments(engine, run_id, "first")
-    judgments.update(_staged_judgments(engine, run_id, "final"))
     acc = MetricAccumulator(settings.config)
     judge_versions: set[str] = set()
     sentence_rows: list[dict[str, Any]] = []
     citation_rows: list[dict[str, Any]] = []
     for batch in _staged_turns(engine, run_id, chunk=CHUNK, with_selection=True):
+        # judgments joined per chunk (only selected turns have any): memory holds one chunk's
+        selected_ids = [st.turn_id for st, selected in batch if selected]
+        judgments = _chunk_judgments(engine, run_id, selected_ids)
         for st, selected in batch:
             verdicts = tuple(decide(s, judgments.get((st.turn_id, s.index)), selected=selected)
                              for s in st.sentences)
@@ -258,8 +290,11 @@ def aggregate(engine: Engine, day: dt.date, run_id: str, settings: JobSettings,
                     judge_versions.add(f"{v.judgment.judge}:{v.judgment.judge_version}")
                 sentence_rows.append(_sentence_row(run_id, day, st.turn.conversation_id, st.turn_id, v))
                 citation_rows.extend(_citation_rows(run_id, day, st.turn_id, v))
-        _insert(engine, T.stage_sentence_verdicts, sentence_rows)
-        _insert(engine, T.stage_citation_verdicts, citation_rows)
+        if sentence_rows:
+            with engine.begin() as conn:
+                conn.execute(T.stage_sentence_verdicts.insert(), sentence_rows)
+                if citation_rows:
+                    conn.execute(T.stage_citation_verdicts.insert(), citation_rows)
         sentence_rows, citation_rows = [], []
     now = dt.datetime.now(dt.UTC)
     metric_rows = [{"run_id": run_id, "day": day, **row, "computed_at": now} for row in acc.rows()]
@@ -309,21 +344,41 @@ def validate(engine: Engine, day: dt.date, run_id: str, settings: JobSettings) -
             turns_scored=staged, turns_skipped=skipped,
             error=None if result.success else result.summary()[:4000]))
     _timing(engine, run_id, "validate", time.perf_counter() - started)
-    if not result.success:
+    if not result.success:  # the verdict stays in `runs`; the staged rows would only pile up
+        W.clean_staging(engine, run_id)
         raise ValidationFailed(f"validation failed for {day} (run {run_id}); nothing published:\n{result.summary()}")
     return {"success": True, "expectations": len(result.results.get("expectations", []))
             if isinstance(result.results, dict) else None}
 
 
 def publish(engine: Engine, day: dt.date, run_id: str) -> dict[str, int]:
-    """Replace the day in one transaction, then clean this run's staging."""
+    """Replace the day in one transaction, then clean this run's staging.
+
+    A retry after the staging was cleaned (the task died after its commit) changes nothing:
+    republishing the emptied staging would wipe the day.
+    """
     with engine.connect() as conn:
         status = conn.execute(sa.select(T.runs.c.status).where(T.runs.c.run_id == run_id)).scalar()
+        if status == "published" and not _has_staging(conn, run_id):
+            return _published_counts(conn, day, run_id)
     if status not in ("validated", "published"):
         raise ValidationFailed(f"run {run_id} has status {status!r}; only a validated run is published")
     counts = W.publish_day(engine, day, run_id)
     W.clean_staging(engine, run_id)
     return counts
+
+
+def _has_staging(conn: sa.Connection, run_id: str) -> bool:
+    """Whether any staged row of the run is left (publish reads them; clean_staging removes them)."""
+    return any(conn.execute(sa.select(t.c.run_id).where(t.c.run_id == run_id).limit(1)).first()
+               for t in T.STAGING_TABLES)
+
+
+def _published_counts(conn: sa.Connection, day: dt.date, run_id: str) -> dict[str, int]:
+    """Rows of the day this run published, per output table (what `publish_day` returns)."""
+    tables = {name: final for name, (final, _stage) in T.OUTPUT_TABLES.items()} | {"skipped_turns": T.skipped_turns}
+    return {name: conn.execute(sa.select(sa.func.count()).select_from(t).where(
+        t.c.day == day, t.c.run_id == run_id)).scalar_one() for name, t in tables.items()}
 
 
 def finish(engine: Engine, run_id: str, published: Mapping[str, int] | None = None) -> dict[str, Any]:
@@ -348,11 +403,7 @@ def run_day(engine: Engine, day: dt.date, settings: JobSettings, run_id: str | N
     out["escalate"] = esc = escalate(engine, run_id, settings)
     all_stats = {"first": stats, **({"llm": esc["stats"].get("llm", {})} if "stats" in esc else {})}
     out["aggregate"] = aggregate(engine, day, run_id, settings, all_stats)
-    try:
-        out["validate"] = validate(engine, day, run_id, settings)
-    except ValidationFailed:
-        W.clean_staging(engine, run_id)
-        raise
+    out["validate"] = validate(engine, day, run_id, settings)
     out["publish"] = publish(engine, day, run_id)
     finish(engine, run_id, out["publish"])
     return out
@@ -399,11 +450,28 @@ def _staged_turns(engine: Engine, run_id: str, *, shard: int | None = None, sele
                 yield [structured_from_dict(r[0]) for r in rows]
 
 
-def _staged_judgments(engine: Engine, run_id: str, stage: str) -> dict[tuple[str, int], Any]:
-    q = sa.select(T.stage_judgments.c.turn_id, T.stage_judgments.c.sentence_index, T.stage_judgments.c.judgment
-                  ).where(T.stage_judgments.c.run_id == run_id, T.stage_judgments.c.stage == stage)
+def _staged_judgments(engine: Engine, run_id: str, stage: str, turn_range: tuple[str, str] | None = None
+                      ) -> dict[tuple[str, int], Any]:
+    """Staged judgments of one stage, keyed (turn, sentence): of the run, or of the turns from
+    `turn_range[0]` to `turn_range[1]` (a chunk of `_staged_turns`, which is ordered by turn id,
+    so the range holds exactly the chunk's turns, compared in the database's own collation)."""
+    c = T.stage_judgments.c
+    q = sa.select(c.turn_id, c.sentence_index, c.judgment).where(c.run_id == run_id, c.stage == stage)
+    if turn_range is not None:
+        q = q.where(c.turn_id >= turn_range[0], c.turn_id <= turn_range[1])
     with engine.connect() as conn:
         return {(r[0], r[1]): judgment_from_dict(r[2]) for r in conn.execute(q)}
+
+
+def _chunk_judgments(engine: Engine, run_id: str, turn_ids: list[str]) -> dict[tuple[str, int], Any]:
+    """The deciding judgment of each sentence of a chunk's turns (in turn id order): the final
+    stage (LLM) over the first."""
+    if not turn_ids:
+        return {}
+    span = (turn_ids[0], turn_ids[-1])
+    judgments = _staged_judgments(engine, run_id, "first", span)
+    judgments.update(_staged_judgments(engine, run_id, "final", span))
+    return judgments
 
 
 def _insert(engine: Engine, table: sa.Table, rows: list[dict[str, Any]]) -> None:

@@ -7,6 +7,9 @@ separate sentences, with a configurable list of abbreviations a sentence may not
 them, so the judge sees "… hotel." rather than "… hotel [S2].". A marker written after a
 sentence's full stop — with or without a space, or glued to the next sentence as in
 "… Pershing.[3]Five …" — belongs to the sentence before it.
+
+Bracket text inside code (a fenced block or an inline `code span`) and in the middle of a URL
+(`https://x.org/a[1]/b`) is code, not a citation: it stays in the text and names no label.
 """
 
 from __future__ import annotations
@@ -26,6 +29,11 @@ _BULLET = re.compile(
 _LINE_BREAK = re.compile(rf"\n|(?=[{_GLYPHS}])")  # a bullet glyph inside a line starts a new item
 _STOP_BEFORE = re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]]*$")
 _HAS_WORD = re.compile(r"\w")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_FENCE = re.compile(r"(?m)^[ \t]*(`{3,}|~{3,})[^\n]*(?:\n|\Z)")
+_INLINE_CODE = re.compile(r"(?<!`)(`{1,2})(?!`)[^\n]*?[^`\n](?<!`)\1(?!`)")
+_URL = re.compile(r"(?i)\b(?:https?|ftp)://[^\s<>\"'`]+")
+_URL_TAIL_CHARS = frozenset(".,;:!?)]\u2019\u201d")
 _DEFAULT_CONFIG = Config()
 _MAX_PASSES = 8  # marker removal passes; a second one is needed only for nested marker text
 
@@ -63,11 +71,10 @@ def parse_answer(answer: str, config: Config | None = None) -> list[ParsedSenten
     for _ in range(_MAX_PASSES):
         # removing "[S2]" from "[S1[S2]]" leaves "[S1]": marker text the model never wrote as a
         # marker. Remove it too (the judge never sees a marker) but take no labels from it.
-        if not any(m.end() > m.start() for m in cfg.marker_re.finditer(clean)):
+        if not _marker_matches(clean, cfg):
             break
         clean, _, cuts = _strip_markers(clean, cfg)
-        for marker in markers:
-            marker.offset = _moved(marker.offset, cuts)
+        _move_all(markers, cuts)
     spans = _sentence_spans(clean, cfg)
     owned: list[list[_Marker]] = [[] for _ in spans]
     if spans:
@@ -84,27 +91,109 @@ def parse_plain(text: str, spans_labels: Sequence[tuple[int, int, str]], config:
     Used for provider-native citations, where each cited text block is a span of the answer.
     """
     cfg = config or _DEFAULT_CONFIG
+    sentences = _sentence_spans(text, cfg)
     out = []
-    for start, end in _sentence_spans(text, cfg):
-        labels: list[str] = []
-        for s, e, label in spans_labels:
-            if s < end and e > start and label not in labels:
-                labels.append(label)
-        out.append(ParsedSentence(_judge_text(text[start:end]), start, end, tuple(labels), (), len(labels), 0))
+    for (start, end), hits in zip(sentences, overlapping(sentences, [(s, e) for s, e, _ in spans_labels]),
+                                  strict=True):
+        labels = tuple(dict.fromkeys(spans_labels[k][2] for k in hits))
+        out.append(ParsedSentence(_judge_text(text[start:end]), start, end, labels, (), len(labels), 0))
     return out
 
 
-def _moved(offset: int, cuts: list[tuple[int, int, int]]) -> int:
-    """Where a position of a text lands after `_strip_markers` cut it (cuts: start, end, inserted)."""
+def overlapping(sentences: Sequence[tuple[int, int]], spans: Sequence[tuple[int, int]]) -> list[list[int]]:
+    """For each sentence (sorted, disjoint), the indices (in input order) of the spans overlapping it.
+
+    A sweep over spans sorted by start: linear in sentences + spans + hits, where testing every
+    span against every sentence was quadratic for answers made of thousands of cited blocks.
+    """
+    order = sorted(range(len(spans)), key=lambda k: spans[k][0])
+    active: list[int] = []
+    out: list[list[int]] = []
+    i = 0
+    for start, end in sentences:
+        while i < len(order) and spans[order[i]][0] < end:
+            active.append(order[i])
+            i += 1
+        active = [k for k in active if spans[k][1] > start]
+        out.append(sorted(active))
+    return out
+
+
+def _move_all(markers: list[_Marker], cuts: list[tuple[int, int, int]]) -> None:
+    """Where each marker lands after `_strip_markers` cut the text (cuts: start, end, inserted).
+
+    Markers and cuts are both in text order, so one merged walk does it (a walk over all cuts
+    per marker was quadratic: 10,000 nested markers took seconds).
+    """
     shift = 0
-    for start, end, inserted in cuts:
-        if end < offset:
+    i = 0
+    for marker in markers:
+        offset = marker.offset
+        while i < len(cuts) and cuts[i][1] < offset:
+            start, end, inserted = cuts[i]
             shift += end - start - inserted
-        elif start < offset:
-            return start - shift
+            i += 1
+        if i < len(cuts) and cuts[i][0] < offset:
+            marker.offset = cuts[i][0] - shift
+        else:
+            marker.offset = offset - shift
+
+
+def _protected(text: str, cfg: Config) -> list[tuple[int, int]]:
+    """Sorted, merged [start, end) regions whose bracket text is code or URL, not a marker."""
+    regions: list[tuple[int, int]] = []
+    if "`" in text or "~~~" in text:
+        fences = list(_FENCE.finditer(text))
+        i = 0
+        while i < len(fences):  # an unclosed fence runs to the end of the answer
+            opening = fences[i]
+            j = next((k for k in range(i + 1, len(fences)) if fences[k].group(1)[0] == opening.group(1)[0]
+                      and len(fences[k].group(1)) >= len(opening.group(1))), None)
+            regions.append((opening.start(), fences[j].end() if j is not None else len(text)))
+            i = j + 1 if j is not None else len(fences)
+        regions.extend(m.span() for m in _INLINE_CODE.finditer(text))
+    if "://" in text:
+        for url in _URL.finditer(text):
+            quoted = text[url.end():url.end() + 1] in ("\"", "'")  # an attribute: href="…[2]"
+            end = len(url.group()) if quoted else _url_end(url.group(), cfg)
+            if end:
+                regions.append((url.start(), url.start() + end))
+    regions.sort()
+    merged: list[tuple[int, int]] = []
+    for start, end in regions:
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _url_end(url: str, cfg: Config) -> int:
+    """Length of a URL without what trails it: punctuation, and markers citing the link."""
+    matches = [m for m in cfg.marker_re.finditer(url) if m.end() > m.start()]
+    end = len(url)
+    while end:
+        while matches and matches[-1].end() > end:
+            matches.pop()
+        if matches and matches[-1].end() == end:
+            end = matches.pop().start()
+        elif url[end - 1] in _URL_TAIL_CHARS:
+            end -= 1
         else:
             break
-    return offset - shift
+    return end
+
+
+def _inside(position: int, regions: list[tuple[int, int]]) -> bool:
+    i = bisect.bisect_right(regions, (position, float("inf"))) - 1
+    return i >= 0 and regions[i][0] <= position < regions[i][1]
+
+
+def _marker_matches(text: str, cfg: Config) -> list[re.Match[str]]:
+    """Non-empty marker matches outside code and URLs."""
+    regions = _protected(text, cfg)
+    return [m for m in cfg.marker_re.finditer(text)
+            if m.end() > m.start() and not (regions and _inside(m.start(), regions))]
 
 
 def _strip_markers(answer: str, cfg: Config) -> tuple[str, list[_Marker], list[tuple[int, int, int]]]:
@@ -120,7 +209,9 @@ def _strip_markers(answer: str, cfg: Config) -> tuple[str, list[_Marker], list[t
     pos = 0
     tail = ""  # the last few characters of the output so far
     cuts: list[tuple[int, int, int]] = []
-    for match in cfg.marker_re.finditer(answer):
+    for match in _marker_matches(answer, cfg):
+        if match.start() < pos:
+            continue
         stripped = answer[pos:match.start()].rstrip(" \t")
         cuts.append((pos + len(stripped), match.end(), 0))
         if stripped:
@@ -155,7 +246,8 @@ def _sentence_spans(text: str, cfg: Config) -> list[tuple[int, int]]:
             continue
         pos = 0
         merged: list[list[int]] = []
-        for piece in segment("en", body):
+        # the segmenter encodes to UTF-8: a lone surrogate would raise; one stand-in keeps lengths
+        for piece in segment("en", _SURROGATE.sub("\ufffd", body) if _SURROGATE.search(body) else body):
             s, e = pos, pos + len(piece)
             pos = e
             if merged and _ends_with_abbreviation(body[merged[-1][0]:merged[-1][1]], cfg):
@@ -195,8 +287,8 @@ def _judge_text(raw: str) -> str:
 
 
 def _sentence(clean: str, span: tuple[int, int], markers: list[_Marker]) -> ParsedSentence:
-    labels: list[str] = []
-    duplicates: list[str] = []
+    labels: dict[str, None] = {}  # ordered sets: a list's `in` made 100,000 markers quadratic
+    duplicates: dict[str, None] = {}
     mentions = 0
     after_stop = 0
     for marker in markers:
@@ -204,10 +296,9 @@ def _sentence(clean: str, span: tuple[int, int], markers: list[_Marker]) -> Pars
         for label in marker.labels:
             mentions += 1
             if label in labels:
-                if label not in duplicates:
-                    duplicates.append(label)
+                duplicates[label] = None
             else:
-                labels.append(label)
+                labels[label] = None
     start, end = span
     return ParsedSentence(_judge_text(clean[start:end]), start, end, tuple(labels), tuple(duplicates),
                           mentions, after_stop)

@@ -6,14 +6,35 @@ warehouse's staging tables in these JSON shapes.
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from typing import Any
 
 from citecheck.model import CitationSpan, Judgment, Passage, PointerProblem, Sentence, StructuredTurn, Turn
 
+_NESTED = frozenset(("context", "native_citations", "pointer_problems"))
+_TURN_FIELDS = tuple(f.name for f in fields(Turn))
+_FIELDS = {cls: tuple(f.name for f in fields(cls)) for cls in (Passage, CitationSpan, PointerProblem, Sentence)}
+
+
+def _flat(obj: Any) -> dict[str, Any]:
+    return {name: getattr(obj, name) for name in _FIELDS[type(obj)]}
+
+
+def _turn_value(t: Turn, name: str) -> Any:
+    value = getattr(t, name)
+    if name in _NESTED:
+        return tuple(_flat(x) for x in value)
+    return dict(value) if name == "attributes" else value
+
 
 def structured_to_dict(st: StructuredTurn) -> dict[str, Any]:
-    return {"turn": asdict(st.turn), "sentences": [asdict(s) for s in st.sentences], "is_refusal": st.is_refusal}
+    """What `dataclasses.asdict` gives (same keys, order and values), built field by field:
+    asdict recurses and deep-copies every value, which was half the structural stage's time
+    (this runs for 100% of turns). Field values are immutable (str, int, tuples of str) except
+    `attributes`, which is copied."""
+    t = st.turn
+    turn = {name: _turn_value(t, name) for name in _TURN_FIELDS}
+    return {"turn": turn, "sentences": [_flat(s) for s in st.sentences], "is_refusal": st.is_refusal}
 
 
 def structured_from_dict(data: dict[str, Any]) -> StructuredTurn:

@@ -12,8 +12,9 @@ from collections.abc import Callable
 
 from citecheck.config import Config
 from citecheck.model import Sentence, StructuredTurn, Turn
-from citecheck.parsing import ParsedSentence, parse_answer, parse_plain
+from citecheck.parsing import ParsedSentence, overlapping, parse_answer, parse_plain
 from citecheck.text import normalise_for_match
+from citecheck.turns import MAX_LABEL_CHARS
 
 _TRAILING_PUNCT = re.compile(r"[\s.!?\u2026]+$")
 
@@ -22,11 +23,25 @@ class ConversationHistory:
     """Which labels each conversation's earlier turns had in their context sets.
 
     Feed turns in (conversation, turn_index) order; `record` after checking a turn, so a turn
-    never makes its own labels stale.
+    never makes its own labels stale. A day's job `forget`s each conversation once it has read
+    past it, so memory holds the open conversations only, not every conversation of the day.
     """
 
     def __init__(self) -> None:
         self._first_seen: dict[str, dict[str, int]] = {}
+
+    def __contains__(self, conversation_id: object) -> bool:
+        return conversation_id in self._first_seen
+
+    def __len__(self) -> int:
+        return len(self._first_seen)
+
+    def conversation_ids(self) -> tuple[str, ...]:
+        return tuple(self._first_seen)
+
+    def forget(self, conversation_id: str) -> None:
+        """Drop a finished conversation; its later turns (if any came) would see no stale labels."""
+        self._first_seen.pop(conversation_id, None)
 
     def record(self, conversation_id: str, turn_index: int, labels: set[str] | list[str] | tuple[str, ...]) -> None:
         seen = self._first_seen.setdefault(conversation_id, {})
@@ -97,17 +112,34 @@ def parse_turn(turn: Turn, config: Config) -> list[ParsedSentence]:
     return parse_answer(turn.answer, config)
 
 
+def storable_label(label: str) -> str:
+    """The label as stored: one longer than the warehouse's label column (only ever unknown: no
+    context label is that long) keeps a prefix and a hash, so distinct labels stay distinct."""
+    if len(label) <= MAX_LABEL_CHARS:
+        return label
+    import hashlib
+
+    digest = hashlib.blake2b(label.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+    return f"{label[:150]}\u2026#{digest}"
+
+
+def _native_valid(turn: Turn, parsed: list[ParsedSentence]) -> list[set[str]]:
+    """Per sentence, the labels of valid native citations overlapping it (one sweep, not S x C)."""
+    valid = [c for c in turn.native_citations if c.valid]
+    hits = overlapping([(p.start, p.end) for p in parsed], [(c.start, c.end) for c in valid])
+    return [{valid[k].label for k in h} for h in hits]
+
+
 def structure_turn(turn: Turn, config: Config, history: ConversationHistory | None = None) -> StructuredTurn:
     """Parse a turn and run every structural check on its sentences."""
     context_labels = {p.label for p in turn.context}
     sentences: list[Sentence] = []
-    for i, parsed in enumerate(parse_turn(turn, config)):
-        if turn.answer_format == "anthropic_blocks":
-            valid = {c.label for c in turn.native_citations
-                     if c.valid and c.start < parsed.end and c.end > parsed.start}
-            unknown = tuple(lab for lab in parsed.labels if lab not in valid)
-        else:
-            unknown = tuple(lab for lab in parsed.labels if lab not in context_labels)
+    parsed_sentences = parse_turn(turn, config)
+    native = turn.answer_format == "anthropic_blocks"
+    valid_by_sentence = _native_valid(turn, parsed_sentences) if native else []
+    for i, parsed in enumerate(parsed_sentences):
+        resolvable = valid_by_sentence[i] if native else context_labels
+        unknown = tuple(lab for lab in parsed.labels if lab not in resolvable or len(lab) > MAX_LABEL_CHARS)
         stale = tuple(
             lab for lab in unknown
             if history is not None and history.is_stale(turn.conversation_id, turn.turn_index, lab)
@@ -118,10 +150,10 @@ def structure_turn(turn: Turn, config: Config, history: ConversationHistory | No
             text=parsed.text,
             start=parsed.start,
             end=parsed.end,
-            labels=parsed.labels,
-            unknown_labels=unknown,
-            stale_labels=stale,
-            duplicate_labels=parsed.duplicate_labels,
+            labels=tuple(map(storable_label, parsed.labels)),
+            unknown_labels=tuple(map(storable_label, unknown)),
+            stale_labels=tuple(map(storable_label, stale)),
+            duplicate_labels=tuple(map(storable_label, parsed.duplicate_labels)),
             markers=parsed.markers,
             markers_after_stop=parsed.markers_after_stop,
             check_worthy=worthy,

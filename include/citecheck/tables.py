@@ -225,20 +225,33 @@ OUTPUT_TABLES = {
 STAGING_TABLES = (stage_turns, stage_judgments, stage_skipped, stage_sentence_verdicts, stage_citation_verdicts,
                   stage_daily_metrics)
 SOURCE_TABLES = (source_turns, source_passages)
+# What a dashboard (the read-only BI role) may read: published outputs and their views.
+BI_READABLE = ("daily_metrics", "daily_metrics_wide", "sentence_verdicts", "citation_verdicts", "skipped_turns", "runs")
 
 
 def ddl(dialect_name: str = "postgresql") -> str:
-    """CREATE statements for every table, for `sql/schema.sql` (generated, checked by a test)."""
+    """CREATE statements for every table, for `sql/schema.sql` (generated, checked by a test).
+
+    IF NOT EXISTS, so applying it twice is safe; Postgres also gets the table and column comments.
+    """
     from sqlalchemy.dialects import postgresql, sqlite
-    from sqlalchemy.schema import CreateIndex, CreateTable
+    from sqlalchemy.schema import CreateIndex, CreateTable, SetColumnComment, SetTableComment
 
     # the judgment cache registers itself on `metadata` when its module is imported
     import citecheck.cache  # noqa: F401
 
-    dialect = postgresql.dialect() if dialect_name == "postgresql" else sqlite.dialect()
+    dialects = {"postgresql": postgresql.dialect, "sqlite": sqlite.dialect}
+    if dialect_name not in dialects:
+        raise ValueError(f"no DDL dialect {dialect_name!r}; expected one of {sorted(dialects)}")
+    dialect = dialects[dialect_name]()
     parts = ["-- Generated from include/citecheck/tables.py by `python -m citecheck ddl`. Do not edit.\n"]
     for table in metadata.sorted_tables:
-        parts.append(str(CreateTable(table).compile(dialect=dialect)).strip() + ";\n")
-        for index in sorted(table.indexes, key=lambda i: i.name or ""):
-            parts.append(str(CreateIndex(index).compile(dialect=dialect)).strip() + ";\n")
+        statements: list[object] = [CreateTable(table, if_not_exists=True)]
+        statements += [CreateIndex(i, if_not_exists=True) for i in sorted(table.indexes, key=lambda i: i.name or "")]
+        if dialect_name == "postgresql":  # SQLite has no comments; Postgres keeps them for the analysts
+            statements += [SetTableComment(table)] if table.comment else []
+            statements += [SetColumnComment(c) for c in table.columns if c.comment]
+        for statement in statements:
+            text = str(statement.compile(dialect=dialect)).strip()  # type: ignore[attr-defined]
+            parts.append("\n".join(line.rstrip() for line in text.splitlines()) + ";\n")
     return "\n".join(parts)

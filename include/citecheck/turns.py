@@ -7,7 +7,10 @@ text here, with their citation pointers checked against the logged request docum
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import os
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +18,14 @@ from typing import Any
 from citecheck.model import CitationSpan, Passage, PointerProblem, Turn
 
 ANSWER_FORMATS = ("markers", "anthropic_blocks")
+MAX_ID_CHARS = 200  # turn ids, conversation ids and labels: the width of the warehouse's id columns
+MAX_LABEL_CHARS = MAX_ID_CHARS
+MAX_ATTRIBUTE_KEY_CHARS = 190  # a slice is named "attribute:<key>" in a 200-character column
+MAX_ATTRIBUTE_VALUE_CHARS = 400  # the width of daily_metrics.slice_value
+DEFAULT_MAX_ANSWER_CHARS = 1_000_000  # ~250k tokens, twice the longest answer a model can write
+MAX_ANSWER_CHARS_ENV = "CITECHECK_MAX_ANSWER_CHARS"
+INT32 = 2 ** 31
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")  # NUL and lone surrogates: no database stores them
 
 
 class TurnError(ValueError):
@@ -33,14 +44,59 @@ class Skipped:
         return {"line": self.line, "turn_id": self.turn_id, "reason": self.reason}
 
 
-def _require_str(data: Mapping[str, Any], key: str, *, allow_empty: bool = False) -> str:
+def clean_text(text: str) -> str:
+    """`text` with NUL characters and lone UTF-16 surrogates replaced by U+FFFD.
+
+    JSON can spell both (`\\u0000`, `\\ud800`); neither can be written as UTF-8 or stored in a
+    PostgreSQL text column. One character for one keeps every offset (native citations) valid.
+    """
+    return _UNSTORABLE.sub("\ufffd", text) if _UNSTORABLE.search(text) else text
+
+
+def max_answer_chars() -> int:
+    """The answer size limit: `CITECHECK_MAX_ANSWER_CHARS` (0 = no limit), default 1,000,000.
+
+    Parsing is linear, but a 10 MB answer is ~170,000 sentences for the judge: one turn would
+    dominate the day's judging and budget. Such a turn is skipped with its size as the reason.
+    """
+    raw = os.environ.get(MAX_ANSWER_CHARS_ENV, "").strip()
+    try:
+        return int(raw) if raw else DEFAULT_MAX_ANSWER_CHARS
+    except ValueError:
+        return DEFAULT_MAX_ANSWER_CHARS
+
+
+def parse_timestamp(value: Any, key: str = "answered_at") -> dt.datetime | None:
+    """An ISO 8601 timestamp as an aware UTC datetime (no zone = UTC); None or "" = no timestamp."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, dt.datetime):
+        parsed = value
+    elif isinstance(value, str):
+        text = value.strip()
+        try:
+            parsed = dt.datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in "Zz" else text)
+        except ValueError:
+            raise TurnError(f"{key} is not an ISO timestamp ({clean_text(value)[:60]!r})") from None
+    else:
+        raise TurnError(f"{key} is not a string ({type(value).__name__})")
+    try:
+        return (parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)).astimezone(dt.UTC)
+    except OverflowError as exc:
+        raise TurnError(f"{key} is out of range in UTC ({value!s:.60})") from exc
+
+
+def _require_str(data: Mapping[str, Any], key: str, *, allow_empty: bool = False, max_chars: int | None = None
+                 ) -> str:
     value = data.get(key)
     if not isinstance(value, str):
         kind = "missing" if value is None else f"not a string ({type(value).__name__})"
         raise TurnError(f"{key} is {kind}")
     if not allow_empty and not value.strip():
         raise TurnError(f"{key} is empty")
-    return value
+    if max_chars is not None and len(value) > max_chars:
+        raise TurnError(f"{key} is longer than {max_chars} characters ({len(value):,})")
+    return clean_text(value)
 
 
 def _optional_str(data: Mapping[str, Any], key: str, default: str = "") -> str:
@@ -49,7 +105,7 @@ def _optional_str(data: Mapping[str, Any], key: str, default: str = "") -> str:
         return default
     if not isinstance(value, str):
         raise TurnError(f"{key} is not a string ({type(value).__name__})")
-    return value
+    return clean_text(value)
 
 
 def _passages(context: Any) -> tuple[Passage, ...]:
@@ -65,40 +121,70 @@ def _passages(context: Any) -> tuple[Passage, ...]:
         text = item.get("text")
         if not isinstance(label, str) or not label.strip():
             raise TurnError(f"context[{i}].label is missing or not a non-empty string")
+        if len(label) > MAX_LABEL_CHARS:
+            raise TurnError(f"context[{i}].label is longer than {MAX_LABEL_CHARS} characters")
         if not isinstance(text, str):
             raise TurnError(f"context[{i}].text is missing or not a string")
+        label, text = clean_text(label), clean_text(text)
         if label in seen:
             if seen[label] != text:
                 raise TurnError(f"context label {label!r} appears twice with different texts")
             continue
         seen[label] = text
-        source = item.get("source") or ""
         passages.append(Passage(
             label=label,
             text=text,
-            source=source if isinstance(source, str) else str(source),
-            document_id=None if item.get("document_id") is None else str(item["document_id"]),
-            version=None if item.get("version") is None else str(item["version"]),
+            source=_as_text(item.get("source") or ""),
+            document_id=None if item.get("document_id") is None else _as_text(item["document_id"]),
+            version=None if item.get("version") is None else _as_text(item["version"]),
         ))
     return tuple(passages)
 
 
+def _as_text(value: Any) -> str:
+    return clean_text(value if isinstance(value, str) else str(value))
+
+
+def _capped(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "\u2026"
+
+
 def _attributes(value: Any) -> dict[str, str]:
+    """Slice keys and values as strings, cut to what a slice column holds (a slice, not data)."""
     if value is None:
         return {}
     if not isinstance(value, Mapping):
         raise TurnError("attributes is not an object")
-    return {str(k): "" if v is None else str(v) for k, v in value.items()}
+    return {_capped(_as_text(k), MAX_ATTRIBUTE_KEY_CHARS):
+            "" if v is None else _capped(_as_text(v), MAX_ATTRIBUTE_VALUE_CHARS) for k, v in value.items()}
 
 
-def _turn_index(value: Any) -> int:
+def turn_index(value: Any) -> int | None:
+    """A turn index: an integer or a string of one, within 32 bits; None when absent."""
     if value is None:
-        return 0
+        return None
+    if isinstance(value, str):
+        try:
+            value = int(value.strip())
+        except ValueError:
+            raise TurnError(f"turn_index is not an integer ({clean_text(value)[:40]!r})") from None
     if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-            return int(value)
-        raise TurnError("turn_index is not an integer")
+        raise TurnError(f"turn_index is not an integer ({type(value).__name__})")
+    if not -INT32 <= value < INT32:
+        raise TurnError("turn_index is out of range (32-bit integer)")
     return value
+
+
+def conversation_id(value: Any) -> str | None:
+    """A conversation id as a string (integers allowed), None when absent."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise TurnError("conversation_id is not a string")
+    text = str(value)
+    if len(text) > MAX_ID_CHARS:
+        raise TurnError(f"conversation_id is longer than {MAX_ID_CHARS} characters")
+    return clean_text(text)
 
 
 def native_answer(blocks: Any, documents: Any) -> tuple[str, tuple[Passage, ...], tuple[CitationSpan, ...],
@@ -119,7 +205,8 @@ def native_answer(blocks: Any, documents: Any) -> tuple[str, tuple[Passage, ...]
         if not isinstance(doc, Mapping) or not isinstance(doc.get("text"), str):
             raise TurnError(f"request_documents[{i}] needs a text string")
         title = doc.get("title")
-        context.append(Passage(label=f"D{i}", text=doc["text"], source=title if isinstance(title, str) else ""))
+        context.append(Passage(label=f"D{i}", text=clean_text(doc["text"]),
+                               source=clean_text(title) if isinstance(title, str) else ""))
     pieces: list[str] = []
     spans: list[CitationSpan] = []
     problems: list[PointerProblem] = []
@@ -133,7 +220,7 @@ def native_answer(blocks: Any, documents: Any) -> tuple[str, tuple[Passage, ...]
         if not isinstance(text, str):
             raise TurnError(f"answer_blocks[{b}].text is not a string")
         start, length = length, length + len(text)
-        pieces.append(text)
+        pieces.append(clean_text(text))
         citations = block.get("citations") or []
         if not isinstance(citations, list):
             raise TurnError(f"answer_blocks[{b}].citations is not a list")
@@ -154,6 +241,7 @@ def _check_pointer(citation: Any, context: list[Passage]) -> tuple[str | None, P
         return None, PointerProblem(-1, "document_index is missing or not an integer")
     label = f"D{index}"
     cited_title = citation.get("document_title")
+    cited_title = clean_text(cited_title) if isinstance(cited_title, str) else cited_title
     if not 0 <= index < len(context):
         return label, PointerProblem(index, "document_index out of range", cited_title)
     record = context[index]
@@ -166,7 +254,7 @@ def _check_pointer(citation: Any, context: list[Passage]) -> tuple[str | None, P
             return label, PointerProblem(index, "char offsets missing", cited_title, record.source)
         if not 0 <= start <= end <= len(record.text):
             return label, PointerProblem(index, "char offsets out of range", cited_title, record.source)
-        if not isinstance(cited_text, str) or record.text[start:end].strip() != cited_text.strip():
+        if not isinstance(cited_text, str) or record.text[start:end].strip() != clean_text(cited_text).strip():
             return label, PointerProblem(index, "cited_text does not match the record span", cited_title,
                                          record.source)
     return label, None
@@ -176,7 +264,7 @@ def turn_from_dict(data: Any) -> Turn:
     """Validate one turn in the SPEC §1 JSON shape."""
     if not isinstance(data, Mapping):
         raise TurnError(f"turn is not a JSON object ({type(data).__name__})")
-    turn_id = _require_str(data, "turn_id")
+    turn_id = _require_str(data, "turn_id", max_chars=MAX_ID_CHARS)
     answer_format = _optional_str(data, "answer_format", "markers") or "markers"
     if answer_format not in ANSWER_FORMATS:
         raise TurnError(f"answer_format {answer_format!r} is not one of {ANSWER_FORMATS}")
@@ -189,17 +277,17 @@ def turn_from_dict(data: Any) -> Turn:
     else:
         answer = _require_str(data, "answer")
         context = _passages(data.get("context"))
+    limit = max_answer_chars()
+    if limit and len(answer) > limit:
+        raise TurnError(f"answer is {len(answer):,} characters, over the limit of {limit:,} ({MAX_ANSWER_CHARS_ENV})")
     answered_at = data.get("answered_at")
-    if answered_at is not None and not isinstance(answered_at, str):
-        raise TurnError("answered_at is not a string")
-    conversation = data.get("conversation_id")
-    if conversation is not None and not isinstance(conversation, (str, int)):
-        raise TurnError("conversation_id is not a string")
+    parse_timestamp(answered_at)
+    conversation = conversation_id(data.get("conversation_id"))
     return Turn(
         turn_id=turn_id,
-        conversation_id=str(conversation) if conversation not in (None, "") else turn_id,
-        turn_index=_turn_index(data.get("turn_index")),
-        answered_at=answered_at,
+        conversation_id=conversation or turn_id,
+        turn_index=turn_index(data.get("turn_index")) or 0,
+        answered_at=(answered_at.strip() or None) if isinstance(answered_at, str) else None,
         question=_optional_str(data, "question"),
         answer=answer,
         answer_format=answer_format,
@@ -219,18 +307,33 @@ def read_jsonl(path: str) -> Iterator[tuple[int, Turn | Skipped]]:
             yield number, parse_line(raw, number)
 
 
+def decode_line(raw: bytes | str) -> Any:
+    """One JSONL line → its JSON value; ValueError with the reason when it is not one.
+
+    A UTF-8 byte order mark (Windows tools write one at the start of a file) is dropped.
+    """
+    try:
+        text = raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw.removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"line is not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"invalid JSON: {exc.msg} at column {exc.colno}") from None
+    except RecursionError:
+        raise ValueError("invalid JSON: nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        raise ValueError(f"invalid JSON: {exc}"[:300]) from None
+
+
 def parse_line(raw: bytes | str, number: int | None = None) -> Turn | Skipped:
     """One JSONL line → `Turn`, or `Skipped` (bad UTF-8, bad JSON, bad fields)."""
     try:
-        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-    except UnicodeDecodeError as exc:
-        return Skipped(number, None, f"line is not valid UTF-8 ({exc.reason} at byte {exc.start})")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return Skipped(number, None, f"invalid JSON: {exc.msg} at column {exc.colno}")
+        data = decode_line(raw)
+    except ValueError as exc:
+        return Skipped(number, None, str(exc))
     turn_id = data.get("turn_id") if isinstance(data, dict) else None
     try:
         return turn_from_dict(data)
     except TurnError as exc:
-        return Skipped(number, turn_id if isinstance(turn_id, str) else None, str(exc))
+        return Skipped(number, clean_text(turn_id) if isinstance(turn_id, str) else None, str(exc))

@@ -1,0 +1,198 @@
+"""Fault injection for the crash-safety tests: warehouse connections dropped at a chosen
+statement, the DAG's steps run task by task with Airflow-like retries, and a publish child
+process that holds its transaction open so a test can SIGKILL it mid-publish.
+
+Run as a script it is that child: `python tests/faults.py URL DAY RUN_ID`, holding after the
+first statement that starts with $CITECHECK_FAULT_HOLD_AFTER, once it wrote $CITECHECK_FAULT_MARKER.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+STEPS = ("extract", "structural", "judge_shard", "escalate", "aggregate", "validate", "publish", "finish")
+VOLATILE = {"run_id", "computed_at"}  # what legitimately differs between two runs of the same data
+
+
+def terminate_backends(url: str) -> list[int]:
+    """Kill every other client backend of the warehouse database, waiting until each is gone.
+
+    The call sits in the select list, evaluated only for the filtered rows: in the WHERE clause
+    the planner may run it before the database filter, on other databases' sessions.
+    """
+    admin = sa.create_engine(url, poolclass=sa.pool.NullPool, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            rows = conn.execute(sa.text(
+                "SELECT pid, pg_terminate_backend(pid, 5000) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid() "
+                "AND backend_type = 'client backend'")).all()
+            return [pid for pid, ended in rows if ended]
+    finally:
+        admin.dispose()
+
+
+@dataclass
+class DropConnection:
+    """On the `nth` statement of `step` matching `pattern` (or at that step's `nth` commit when
+    `pattern` is None), terminate the warehouse's backends, then let the statement run into
+    the dead connection: the job sees what a warehouse restart or a network cut gives it."""
+
+    step: str
+    pattern: str | None
+    nth: int = 1
+    seen: int = 0
+    killed: list[int] = field(default_factory=list)
+
+    @property
+    def fired(self) -> bool:
+        return bool(self.killed)
+
+    def attach(self, engine: Engine, url: str) -> None:
+        def fire() -> None:
+            self.seen += 1
+            if self.seen == self.nth and not self.fired:
+                self.killed = terminate_backends(url) or [-1]
+
+        def before_execute(_conn, _cursor, statement, _params, _context, _many):  # type: ignore[no-untyped-def]
+            if self.pattern is not None and re.match(self.pattern, statement):
+                fire()
+
+        def before_commit(_conn):  # type: ignore[no-untyped-def]
+            if self.pattern is None:
+                fire()
+
+        sa.event.listen(engine, "before_cursor_execute", before_execute)
+        sa.event.listen(engine, "commit", before_commit)
+
+
+def run_steps(url: str, day: dt.date, settings: Any, run_id: str, *, fault: DropConnection | None = None,
+              until: str = "finish", after_failure: Callable[[str, Exception], None] | None = None) -> list[str]:
+    """The DAG's tasks in order, each on a fresh engine as in its own Airflow process; a task that
+    fails with a database error is retried once, same run id, on a new engine. Returns the
+    failed tasks; `after_failure` inspects the warehouse between a failure and its retry."""
+    from citecheck import job
+    from citecheck import warehouse as W
+
+    failures: list[str] = []
+
+    def task(name: str, fn: Callable[[Engine], Any]) -> Any:
+        engine = W.make_engine(url)
+        if fault is not None and fault.step == name and not fault.fired:
+            fault.attach(engine, url)
+        try:
+            return fn(engine)
+        except sa.exc.OperationalError as exc:
+            failures.append(name)
+            if after_failure is not None:
+                after_failure(name, exc)
+        finally:
+            engine.dispose()
+        retry = W.make_engine(url)
+        try:
+            return fn(retry)
+        finally:
+            retry.dispose()
+
+    last = STEPS.index(until)
+    task("extract", lambda e: job.extract(e, day, run_id, settings))
+    shards = task("structural", lambda e: job.structural(e, day, run_id, settings))["shards"]
+    stats: dict[str, Any] = {}
+    for shard in shards:
+        result = task("judge_shard", lambda e, shard=shard: job.judge_shard(e, run_id, shard, settings))
+        stats = job._merge_stats(stats, result["stats"])
+    esc = task("escalate", lambda e: job.escalate(e, run_id, settings))
+    judge_stats = {"first": stats, **({"llm": esc["stats"].get("llm", {})} if "stats" in esc else {})}
+    task("aggregate", lambda e: job.aggregate(e, day, run_id, settings, judge_stats))
+    task("validate", lambda e: job.validate(e, day, run_id, settings))
+    if last >= STEPS.index("publish"):
+        published = task("publish", lambda e: job.publish(e, day, run_id))
+        if last >= STEPS.index("finish"):
+            task("finish", lambda e: job.finish(e, run_id, published))
+    return failures
+
+
+def output_tables() -> dict[str, sa.Table]:
+    from citecheck import tables as T
+
+    return {**{name: final for name, (final, _stage) in T.OUTPUT_TABLES.items()}, "skipped_turns": T.skipped_turns}
+
+
+def published_run_ids(engine: Engine, day: dt.date) -> dict[str, dict[str, int]]:
+    """Per output table, how many of the day's rows each run id holds."""
+    out: dict[str, dict[str, int]] = {}
+    with engine.connect() as conn:
+        for name, table in output_tables().items():
+            rows = conn.execute(sa.select(table.c.run_id, sa.func.count()).where(table.c.day == day)
+                                .group_by(table.c.run_id)).all()
+            out[name] = {run_id: n for run_id, n in rows}
+    return out
+
+
+def published_rows(engine: Engine, day: dt.date, *, keep_run_id: bool = False) -> dict[str, list[tuple]]:
+    """The day's rows of every output table, sorted (without the run id unless asked)."""
+    out = {}
+    with engine.connect() as conn:
+        for name, table in output_tables().items():
+            cols = [c for c in table.columns if (keep_run_id and c.name == "run_id") or c.name not in VOLATILE]
+            rows = conn.execute(sa.select(*cols).where(table.c.day == day)).all()
+            out[name] = sorted(tuple(repr(v) for v in r) for r in rows)
+    return out
+
+
+def staged_rows(engine: Engine) -> int:
+    from citecheck import tables as T
+
+    with engine.connect() as conn:
+        return sum(conn.execute(sa.select(sa.func.count()).select_from(t)).scalar_one() for t in T.STAGING_TABLES)
+
+
+def run_status(engine: Engine, run_id: str) -> str | None:
+    from citecheck import tables as T
+
+    with engine.connect() as conn:
+        return conn.execute(sa.select(T.runs.c.status).where(T.runs.c.run_id == run_id)).scalar()
+
+
+# --- the publish child ------------------------------------------------------------------------
+
+def hold_after(engine: Engine, prefix: str, marker: Path) -> None:
+    """After the first statement starting with `prefix`, say so in `marker` (with the backend
+    pid on PostgreSQL) and block forever, inside whatever transaction is open."""
+
+    def after_execute(conn, cursor, statement, _params, _context, _many):  # type: ignore[no-untyped-def]
+        if statement.startswith(prefix):
+            pid = ""
+            if conn.dialect.name == "postgresql":
+                pid = str(conn.connection.dbapi_connection.info.backend_pid)
+            marker.write_text(f"held {pid}".strip())
+            while True:
+                time.sleep(60)
+
+    sa.event.listen(engine, "after_cursor_execute", after_execute)
+
+
+def child_publish(url: str, day: str, run_id: str) -> None:
+    from citecheck import job
+    from citecheck import warehouse as W
+
+    engine = W.make_engine(url)
+    hold_after(engine, os.environ["CITECHECK_FAULT_HOLD_AFTER"], Path(os.environ["CITECHECK_FAULT_MARKER"]))
+    job.publish(engine, dt.date.fromisoformat(day), run_id)
+    print("published without holding", file=sys.stderr)
+    raise SystemExit(3)
+
+
+if __name__ == "__main__":
+    child_publish(*sys.argv[1:4])
