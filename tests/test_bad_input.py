@@ -254,15 +254,14 @@ def _seconds(fn) -> float:
     return time.perf_counter() - started
 
 
-def test_big_answers_structure_in_linear_time(monkeypatch):
+def test_big_answers_structure_in_linear_time():
     """With the size limit lifted, the parser and structural checks handle 10 MB and 100,000-marker
     answers (these were quadratic: 47 s for 100,000 distinct markers, seconds for nested ones)."""
     from citecheck.config import Config
     from citecheck.structural import structure_turn
     from citecheck.turns import turn_from_dict
 
-    monkeypatch.setenv("CITECHECK_MAX_ANSWER_CHARS", "0")
-    cfg = Config()
+    cfg = Config(max_answer_chars=0)
     sentence = "The nightly hotel cap is 220 euros [S1]. "
     cases = {
         "10 MB, 170k sentences": (turn("a", answer=sentence * (10_000_000 // len(sentence))), 15.0),
@@ -277,19 +276,22 @@ def test_big_answers_structure_in_linear_time(monkeypatch):
     }
     slow = {}
     for name, (data, limit) in cases.items():
-        parsed = turn_from_dict(data)
+        parsed = turn_from_dict(data, cfg.max_answer_chars)
         seconds = _seconds(lambda parsed=parsed: structure_turn(parsed, cfg))
         if seconds > limit:
             slow[name] = round(seconds, 2)
     assert not slow, slow
 
 
-def test_the_answer_size_limit_is_configurable(monkeypatch):
+def test_the_answer_size_limit_is_configurable():
+    from citecheck.config import ConfigError, config_from_mapping
     from citecheck.turns import TurnError, turn_from_dict
 
     data = turn("limit", answer="The cap is 220 euros [S1]. " * 100)
-    monkeypatch.setenv("CITECHECK_MAX_ANSWER_CHARS", "1000")
+    limited = config_from_mapping({"segmentation": {"max_answer_chars": 1000}})
     with pytest.raises(TurnError, match=r"answer is 2,700 characters, over the limit of 1,000"):
-        turn_from_dict(data)
-    monkeypatch.setenv("CITECHECK_MAX_ANSWER_CHARS", "0")
-    assert turn_from_dict(data).answer == data["answer"]
+        turn_from_dict(data, limited.max_answer_chars)
+    assert turn_from_dict(data, 0).answer == data["answer"]
+    assert limited.hash != config_from_mapping({}).hash, "the limit changes results, so the config hash"
+    with pytest.raises(ConfigError, match="non-negative integer"):
+        config_from_mapping({"segmentation": {"max_answer_chars": -1}})

@@ -16,7 +16,7 @@ from typing import Any
 EXIT_OK, EXIT_SKIPPED, EXIT_USAGE = 0, 1, 2
 
 
-def _read_turns(path: str) -> tuple[list[Any], list[Any]]:
+def _read_turns(path: str, max_answer_chars: int) -> tuple[list[Any], list[Any]]:
     """Every turn of a JSONL file, plus the lines skipped with their reasons.
 
     A turn id on several lines: the last line wins, as a reload does in the warehouse; each
@@ -24,7 +24,7 @@ def _read_turns(path: str) -> tuple[list[Any], list[Any]]:
     """
     from citecheck.turns import Skipped, read_jsonl
 
-    items = list(read_jsonl(path))
+    items = list(read_jsonl(path, max_answer_chars))
     last = {item.turn_id: number for number, item in items if item.turn_id is not None}
     turns, skipped = [], []
     for number, item in items:
@@ -70,7 +70,7 @@ def cmd_score(args: argparse.Namespace, *, judged: bool = True) -> int:
     if judged:
         options = {"cache_path": getattr(args, "cache", None), "run_id": getattr(args, "run_id", None)}
         judge = load_judge(args.judge, **{k: v for k, v in options.items() if v is not None})
-    turns, skipped = _read_turns(args.turns)
+    turns, skipped = _read_turns(args.turns, config.max_answer_chars)
     report = score(turns, judge, config, skipped)
     payload = report.to_json(judged=judged)
     _write(payload, args.out)

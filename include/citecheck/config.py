@@ -15,6 +15,7 @@ questions_are_non_claims = true
 
 [segmentation]
 abbreviations = ["approx.", "e.g.", "i.e."]  # a sentence never ends on one of these
+max_answer_chars = 1000000   # a longer answer is skipped with its size as the reason; 0 = no limit
 
 [slices]
 attributes = []        # attribute keys to slice by; empty = every key present
@@ -88,6 +89,7 @@ class Config:
     non_claim_patterns: tuple[str, ...] = DEFAULT_NON_CLAIM_PATTERNS
     questions_are_non_claims: bool = True
     abbreviations: tuple[str, ...] = DEFAULT_ABBREVIATIONS
+    max_answer_chars: int = 1_000_000  # ~250k tokens: one such turn would dominate a day's judging
     slice_attributes: tuple[str, ...] = ()
     slice_numbers: bool = True
     slice_multi_citation: bool = True
@@ -131,6 +133,7 @@ _TOML_KEYS: dict[tuple[str, str], str] = {
     ("check_worthiness", "non_claim_patterns"): "non_claim_patterns",
     ("check_worthiness", "questions_are_non_claims"): "questions_are_non_claims",
     ("segmentation", "abbreviations"): "abbreviations",
+    ("segmentation", "max_answer_chars"): "max_answer_chars",
     ("slices", "attributes"): "slice_attributes",
     ("slices", "numbers"): "slice_numbers",
     ("slices", "multi_citation"): "slice_multi_citation",
@@ -189,6 +192,10 @@ def _coerce(name: str, type_name: Any, value: Any) -> Any:
         if not isinstance(value, list) or not all(isinstance(v, int) for v in value):
             raise ConfigError(f"config: {name} must be a list of integers")
         return tuple(sorted(value))
+    if text == "int":
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ConfigError(f"config: {name} must be a non-negative integer")
+        return value
     if text == "bool":
         if not isinstance(value, bool):
             raise ConfigError(f"config: {name} must be true or false")

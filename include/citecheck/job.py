@@ -167,7 +167,7 @@ def structural(engine: Engine, day: dt.date, run_id: str, settings: JobSettings)
             skipped: list[Skipped] = []
             for data in batch:
                 try:
-                    turn = turn_from_dict(data)
+                    turn = turn_from_dict(data, cfg.max_answer_chars)
                 except TurnError as exc:
                     skipped.append(Skipped(None, data.get("turn_id"), str(exc)))
                     continue

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -22,8 +21,7 @@ MAX_ID_CHARS = 200  # turn ids, conversation ids and labels: the width of the wa
 MAX_LABEL_CHARS = MAX_ID_CHARS
 MAX_ATTRIBUTE_KEY_CHARS = 190  # a slice is named "attribute:<key>" in a 200-character column
 MAX_ATTRIBUTE_VALUE_CHARS = 400  # the width of daily_metrics.slice_value
-DEFAULT_MAX_ANSWER_CHARS = 1_000_000  # ~250k tokens, twice the longest answer a model can write
-MAX_ANSWER_CHARS_ENV = "CITECHECK_MAX_ANSWER_CHARS"
+DEFAULT_MAX_ANSWER_CHARS = 1_000_000  # Config.max_answer_chars; ~250k tokens
 INT32 = 2 ** 31
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")  # NUL and lone surrogates: no database stores them
 
@@ -51,19 +49,6 @@ def clean_text(text: str) -> str:
     PostgreSQL text column. One character for one keeps every offset (native citations) valid.
     """
     return _UNSTORABLE.sub("\ufffd", text) if _UNSTORABLE.search(text) else text
-
-
-def max_answer_chars() -> int:
-    """The answer size limit: `CITECHECK_MAX_ANSWER_CHARS` (0 = no limit), default 1,000,000.
-
-    Parsing is linear, but a 10 MB answer is ~170,000 sentences for the judge: one turn would
-    dominate the day's judging and budget. Such a turn is skipped with its size as the reason.
-    """
-    raw = os.environ.get(MAX_ANSWER_CHARS_ENV, "").strip()
-    try:
-        return int(raw) if raw else DEFAULT_MAX_ANSWER_CHARS
-    except ValueError:
-        return DEFAULT_MAX_ANSWER_CHARS
 
 
 def parse_timestamp(value: Any, key: str = "answered_at") -> dt.datetime | None:
@@ -260,8 +245,10 @@ def _check_pointer(citation: Any, context: list[Passage]) -> tuple[str | None, P
     return label, None
 
 
-def turn_from_dict(data: Any) -> Turn:
-    """Validate one turn in the SPEC §1 JSON shape."""
+def turn_from_dict(data: Any, max_answer_chars: int = DEFAULT_MAX_ANSWER_CHARS) -> Turn:
+    """Validate one turn in the SPEC §1 JSON shape. An answer over `max_answer_chars` (0 = no
+    limit; `[segmentation] max_answer_chars`) is refused: parsing is linear, but a 10 MB answer is
+    ~170,000 sentences, one turn dominating the day's judging and budget."""
     if not isinstance(data, Mapping):
         raise TurnError(f"turn is not a JSON object ({type(data).__name__})")
     turn_id = _require_str(data, "turn_id", max_chars=MAX_ID_CHARS)
@@ -277,9 +264,9 @@ def turn_from_dict(data: Any) -> Turn:
     else:
         answer = _require_str(data, "answer")
         context = _passages(data.get("context"))
-    limit = max_answer_chars()
-    if limit and len(answer) > limit:
-        raise TurnError(f"answer is {len(answer):,} characters, over the limit of {limit:,} ({MAX_ANSWER_CHARS_ENV})")
+    if max_answer_chars and len(answer) > max_answer_chars:
+        raise TurnError(f"answer is {len(answer):,} characters, over the limit of {max_answer_chars:,}"
+                        " (segmentation.max_answer_chars)")
     answered_at = data.get("answered_at")
     parse_timestamp(answered_at)
     conversation = conversation_id(data.get("conversation_id"))
@@ -298,13 +285,14 @@ def turn_from_dict(data: Any) -> Turn:
     )
 
 
-def read_jsonl(path: str) -> Iterator[tuple[int, Turn | Skipped]]:
+def read_jsonl(path: str, max_answer_chars: int = DEFAULT_MAX_ANSWER_CHARS
+               ) -> Iterator[tuple[int, Turn | Skipped]]:
     """Stream a JSON Lines file: each line as a `Turn` or a `Skipped` with its reason."""
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
             if not raw.strip():
                 continue
-            yield number, parse_line(raw, number)
+            yield number, parse_line(raw, number, max_answer_chars)
 
 
 def decode_line(raw: bytes | str) -> Any:
@@ -326,7 +314,8 @@ def decode_line(raw: bytes | str) -> Any:
         raise ValueError(f"invalid JSON: {exc}"[:300]) from None
 
 
-def parse_line(raw: bytes | str, number: int | None = None) -> Turn | Skipped:
+def parse_line(raw: bytes | str, number: int | None = None, max_answer_chars: int = DEFAULT_MAX_ANSWER_CHARS
+               ) -> Turn | Skipped:
     """One JSONL line → `Turn`, or `Skipped` (bad UTF-8, bad JSON, bad fields)."""
     try:
         data = decode_line(raw)
@@ -334,6 +323,6 @@ def parse_line(raw: bytes | str, number: int | None = None) -> Turn | Skipped:
         return Skipped(number, None, str(exc))
     turn_id = data.get("turn_id") if isinstance(data, dict) else None
     try:
-        return turn_from_dict(data)
+        return turn_from_dict(data, max_answer_chars)
     except TurnError as exc:
         return Skipped(number, clean_text(turn_id) if isinstance(turn_id, str) else None, str(exc))
