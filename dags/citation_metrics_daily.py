@@ -28,14 +28,14 @@ DAILY_METRICS = Asset("citecheck://warehouse/daily_metrics")
 def _engine(settings):
     """The warehouse engine: the Airflow connection if defined, else CITECHECK_WAREHOUSE_URL;
     schemas from the `[warehouse]` section of the run's config."""
+    from airflow.sdk import BaseHook
+    from airflow.sdk.exceptions import AirflowNotFoundException
+
     from citecheck.warehouse import engine_for
 
-    url = None
     try:
-        from airflow.sdk import BaseHook
-
         url = BaseHook.get_connection(WAREHOUSE_CONN_ID).get_uri()
-    except Exception:  # the connection is optional: env var or the embedded default
+    except AirflowNotFoundException:  # the connection is optional: env var or the embedded default
         url = None
     return engine_for(settings.config, url)
 
@@ -43,11 +43,12 @@ def _engine(settings):
 def _anthropic_key_from_connection() -> None:
     """The Anthropic key from the Airflow connection, when one is defined (its password), else
     ANTHROPIC_API_KEY stays as the environment set it. Airflow masks it in task logs."""
-    try:
-        from airflow.sdk import BaseHook
+    from airflow.sdk import BaseHook
+    from airflow.sdk.exceptions import AirflowNotFoundException
 
+    try:
         key = BaseHook.get_connection(ANTHROPIC_CONN_ID).password
-    except Exception:  # the connection is optional
+    except AirflowNotFoundException:  # the connection is optional
         return
     if key:
         os.environ["ANTHROPIC_API_KEY"] = key

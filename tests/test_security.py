@@ -193,3 +193,12 @@ def test_no_credential_is_committed():
         found += [f"{name}: {m.group(0)}" for m in url.finditer(text)
                   if "$" not in m.group(0) and m["password"] not in ("pass", "password", "secret", "...")]
     assert not found, found
+
+
+def test_an_airflow_postgres_connection_uri_gets_the_psycopg_driver(monkeypatch):
+    """`Connection.get_uri()` of a connection of type postgres renders `postgres://`."""
+    monkeypatch.delenv("CITECHECK_WAREHOUSE_URL", raising=False)
+    assert W.warehouse_url("postgres://u:p@h:5432/wh") == "postgresql+psycopg://u:p@h:5432/wh"
+    assert W.warehouse_url("postgresql://u@h/wh") == "postgresql+psycopg://u@h/wh"
+    assert W.warehouse_url("postgresql+psycopg://u@h/wh") == "postgresql+psycopg://u@h/wh"
+    assert W.warehouse_url(None) == W.DEFAULT_WAREHOUSE_URL
