@@ -25,33 +25,32 @@ NLI_QUEUE = os.environ.get("CITECHECK_NLI_QUEUE", "default")
 DAILY_METRICS = Asset("citecheck://warehouse/daily_metrics")
 
 
-def _engine(settings):
-    """The warehouse engine: the Airflow connection if defined, else CITECHECK_WAREHOUSE_URL;
-    schemas from the `[warehouse]` section of the run's config."""
+def _connection(conn_id: str):
+    """The Airflow connection, or None when it is not defined (it is optional)."""
     from airflow.sdk import BaseHook
     from airflow.sdk.exceptions import AirflowNotFoundException
 
+    try:
+        return BaseHook.get_connection(conn_id)
+    except AirflowNotFoundException:
+        return None
+
+
+def _engine(settings):
+    """The warehouse engine: the Airflow connection if defined, else CITECHECK_WAREHOUSE_URL;
+    schemas from the `[warehouse]` section of the run's config."""
     from citecheck.warehouse import engine_for
 
-    try:
-        url = BaseHook.get_connection(WAREHOUSE_CONN_ID).get_uri()
-    except AirflowNotFoundException:  # the connection is optional: env var or the embedded default
-        url = None
-    return engine_for(settings.config, url)
+    conn = _connection(WAREHOUSE_CONN_ID)
+    return engine_for(settings.config, conn.get_uri() if conn else None)
 
 
 def _anthropic_key_from_connection() -> None:
     """The Anthropic key from the Airflow connection, when one is defined (its password), else
     ANTHROPIC_API_KEY stays as the environment set it. Airflow masks it in task logs."""
-    from airflow.sdk import BaseHook
-    from airflow.sdk.exceptions import AirflowNotFoundException
-
-    try:
-        key = BaseHook.get_connection(ANTHROPIC_CONN_ID).password
-    except AirflowNotFoundException:  # the connection is optional
-        return
-    if key:
-        os.environ["ANTHROPIC_API_KEY"] = key
+    conn = _connection(ANTHROPIC_CONN_ID)
+    if conn and conn.password:
+        os.environ["ANTHROPIC_API_KEY"] = conn.password
 
 
 def _context():

@@ -77,12 +77,22 @@ def _run_dag(tmp_path, url: str, **env_overrides: str) -> subprocess.CompletedPr
     W.init_warehouse(engine)
     W.load_turns(engine, orbit_warehouse_turns())
     engine.dispose()
+    out = dag_test(tmp_path, url, "2026-11-30", **env_overrides)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-4000:]
+    return out
+
+
+def dag_test(tmp_path, url: str, day: str, *, timeout: float = 500, **env_overrides: str
+             ) -> subprocess.CompletedProcess[str]:
+    """`bin/run_dag.py DAY` (`dag.test()` on a local AIRFLOW_HOME) against the warehouse at `url`."""
     env = {**_airflow_env(tmp_path, url), **env_overrides}
     started = time.perf_counter()
-    out = subprocess.run([sys.executable, str(REPO / "bin" / "run_dag.py"), "2026-11-30"], env=env,
-                         capture_output=True, text=True, timeout=500)
+    try:
+        out = subprocess.run([sys.executable, str(REPO / "bin" / "run_dag.py"), day], env=env,
+                             capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as exc:  # e.g. a failed task waiting out its retry delay
+        pytest.fail(f"dag.test did not end: {(exc.stdout or b'')[-3000:].decode(errors='replace')}")
     print(f"dag.test wall time: {time.perf_counter() - started:.1f}s")
-    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-4000:]
     return out
 
 

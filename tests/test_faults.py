@@ -30,7 +30,7 @@ from faults import (
 from citecheck import job
 from citecheck import tables as T
 from citecheck import warehouse as W
-from conftest import REPO, orbit_settings, orbit_warehouse_turns
+from conftest import orbit_settings, orbit_warehouse_turns
 
 DAY = dt.date(2026, 11, 30)
 TESTS = Path(__file__).resolve().parent
@@ -177,20 +177,12 @@ def test_a_failed_validation_in_airflow_publishes_nothing_and_says_why(pg_wareho
     """`dag.test()` with a judge that knows no statement: every sentence is unjudged, over the
     limit. The validate task fails once (no pointless retries), publish never runs, and the
     readable summary is in the task log and in `runs`."""
-    from test_dag import _airflow_env
+    from test_dag import dag_test
 
     engine, old, old_rows = _warehouse_with_an_old_version(pg_warehouse_url)
-    env = _airflow_env(tmp_path, pg_warehouse_url)
     empty = tmp_path / "knows_nothing.json"
     empty.write_text(json.dumps({"kind": "recorded", "judgments": []}))
-    env["CITECHECK_JUDGE"] = str(empty)
-    started = time.perf_counter()
-    try:
-        out = subprocess.run([sys.executable, str(REPO / "bin" / "run_dag.py"), DAY.isoformat()], env=env,
-                             capture_output=True, text=True, timeout=120)
-    except subprocess.TimeoutExpired as exc:  # e.g. a failed task waiting out its retry delay
-        pytest.fail(f"dag.test did not end: {(exc.stdout or b'')[-3000:].decode(errors='replace')}")
-    print(f"dag.test wall time: {time.perf_counter() - started:.1f}s")
+    out = dag_test(tmp_path, pg_warehouse_url, DAY.isoformat(), timeout=120, CITECHECK_JUDGE=str(empty))
     logs = out.stdout + out.stderr
     assert out.returncode == 1, logs[-3000:]
     assert "nothing published" in logs

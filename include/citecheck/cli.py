@@ -178,10 +178,10 @@ def cmd_load_turns(args: argparse.Namespace) -> int:
     later line with the same turn id (`duplicates`) and turns that replaced an earlier load
     (`replaced`). Lines read = loaded + malformed + duplicates."""
     from citecheck.turns import Skipped, decode_line
-    from citecheck.warehouse import load_turns_report, source_rows
+    from citecheck.warehouse import load_source_rows, source_rows
 
     engine = _engine()
-    good: list[tuple[int, dict[str, Any]]] = []
+    good: list[tuple[int, Any]] = []  # (line, source rows), built once: validating is building
     bad = []
     with open(args.file, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
@@ -191,15 +191,15 @@ def cmd_load_turns(args: argparse.Namespace) -> int:
                 data = decode_line(raw)
                 if not isinstance(data, dict):
                     raise ValueError(f"line is not a JSON object ({type(data).__name__})")
-                source_rows(data)
+                rows = source_rows(data)
             except ValueError as exc:
                 bad.append(Skipped(number, None, str(exc)[:300]))
                 continue
-            good.append((number, data))
-    last = {data["turn_id"]: number for number, data in good}
-    duplicates = [{"line": number, "turn_id": data["turn_id"], "replaced_by_line": last[data["turn_id"]]}
-                  for number, data in good if last[data["turn_id"]] != number]
-    report = load_turns_report(engine, (data for _, data in good))
+            good.append((number, rows))
+    last = {rows[0]["turn_id"]: number for number, rows in good}
+    duplicates = [{"line": number, "turn_id": rows[0]["turn_id"], "replaced_by_line": last[rows[0]["turn_id"]]}
+                  for number, rows in good if last[rows[0]["turn_id"]] != number]
+    report = load_source_rows(engine, (rows for _, rows in good))
     _write({"loaded": report.loaded, "malformed": [b.as_dict() for b in bad], "duplicates": duplicates,
             "replaced": report.replaced}, None)
     return EXIT_SKIPPED if bad or duplicates else EXIT_OK

@@ -160,6 +160,7 @@ def structural(engine: Engine, day: dt.date, run_id: str, settings: JobSettings)
     counts: Counter[str] = Counter(turns_read=0, turns_selected=0)
     shards_used: set[int] = set()
     n_skipped = 0
+    open_conversation: str | None = None  # a chunk of skipped turns only keeps the one before
     with engine.connect() as read:
         for batch in W.extract_day_chunks(read, day, cfg.timezone, chunk=STRUCTURAL_CHUNK):
             _load_prior_labels(read, day, cfg.timezone, batch, history)
@@ -172,6 +173,7 @@ def structural(engine: Engine, day: dt.date, run_id: str, settings: JobSettings)
                     skipped.append(Skipped(None, data.get("turn_id"), str(exc)))
                     continue
                 st = structure_turn(turn, cfg, history)
+                open_conversation = turn.conversation_id  # the extract is in conversation order
                 selected = _selected(turn.turn_id, settings)
                 shard = _shard_of(turn.conversation_id, settings.shards)
                 if selected:
@@ -185,20 +187,11 @@ def structural(engine: Engine, day: dt.date, run_id: str, settings: JobSettings)
                 if rows:
                     conn.execute(T.stage_turns.insert(), rows)
                 W.record_skips(conn, run_id, skipped)
-            _forget_finished(history, batch[-1])
+            _forget_finished(history, open_conversation)
     counts["turns_skipped"] = n_skipped
     counts["turns_scored"] = counts["turns_read"] - n_skipped
     _timing(engine, run_id, "structural", time.perf_counter() - started)
     return {**counts, "shards": sorted(shards_used)}
-
-
-def _history_key(data: Mapping[str, Any]) -> str | None:
-    """The conversation a turn dict's history is kept under (as `turn_from_dict` names it)."""
-    conversation = data.get("conversation_id")
-    if conversation in (None, ""):
-        turn_id = data.get("turn_id")
-        return turn_id if isinstance(turn_id, str) else None
-    return conversation if isinstance(conversation, str) else None
 
 
 def _load_prior_labels(conn: sa.Connection, day: dt.date, timezone: str, batch: list[dict[str, Any]],
@@ -209,9 +202,8 @@ def _load_prior_labels(conn: sa.Connection, day: dt.date, timezone: str, batch: 
         history.record(conversation, turn_index, (label,))
 
 
-def _forget_finished(history: ConversationHistory, last: Mapping[str, Any]) -> None:
+def _forget_finished(history: ConversationHistory, keep: str | None) -> None:
     """After a chunk, keep only the conversation that may go on in the next chunk."""
-    keep = _history_key(last)
     for conversation in history.conversation_ids():
         if conversation != keep:
             history.forget(conversation)
@@ -360,7 +352,7 @@ def publish(engine: Engine, day: dt.date, run_id: str) -> dict[str, int]:
     with engine.connect() as conn:
         status = conn.execute(sa.select(T.runs.c.status).where(T.runs.c.run_id == run_id)).scalar()
         if status == "published" and not _has_staging(conn, run_id):
-            return _published_counts(conn, day, run_id)
+            return W.published_row_counts(conn, day)
     if status not in ("validated", "published"):
         raise ValidationFailed(f"run {run_id} has status {status!r}; only a validated run is published")
     counts = W.publish_day(engine, day, run_id)
@@ -372,13 +364,6 @@ def _has_staging(conn: sa.Connection, run_id: str) -> bool:
     """Whether any staged row of the run is left (publish reads them; clean_staging removes them)."""
     return any(conn.execute(sa.select(t.c.run_id).where(t.c.run_id == run_id).limit(1)).first()
                for t in T.STAGING_TABLES)
-
-
-def _published_counts(conn: sa.Connection, day: dt.date, run_id: str) -> dict[str, int]:
-    """Rows of the day this run published, per output table (what `publish_day` returns)."""
-    tables = {name: final for name, (final, _stage) in T.OUTPUT_TABLES.items()} | {"skipped_turns": T.skipped_turns}
-    return {name: conn.execute(sa.select(sa.func.count()).select_from(t).where(
-        t.c.day == day, t.c.run_id == run_id)).scalar_one() for name, t in tables.items()}
 
 
 def finish(engine: Engine, run_id: str, published: Mapping[str, int] | None = None) -> dict[str, Any]:

@@ -71,9 +71,10 @@ def parse_answer(answer: str, config: Config | None = None) -> list[ParsedSenten
     for _ in range(_MAX_PASSES):
         # removing "[S2]" from "[S1[S2]]" leaves "[S1]": marker text the model never wrote as a
         # marker. Remove it too (the judge never sees a marker) but take no labels from it.
-        if not _marker_matches(clean, cfg):
+        matches = _marker_matches(clean, cfg)
+        if not matches:
             break
-        clean, _, cuts = _strip_markers(clean, cfg)
+        clean, _, cuts = _strip_markers(clean, cfg, matches)
         _move_all(markers, cuts)
     spans = _sentence_spans(clean, cfg)
     owned: list[list[_Marker]] = [[] for _ in spans]
@@ -196,7 +197,8 @@ def _marker_matches(text: str, cfg: Config) -> list[re.Match[str]]:
             if m.end() > m.start() and not (regions and _inside(m.start(), regions))]
 
 
-def _strip_markers(answer: str, cfg: Config) -> tuple[str, list[_Marker], list[tuple[int, int, int]]]:
+def _strip_markers(answer: str, cfg: Config, matches: list[re.Match[str]] | None = None
+                   ) -> tuple[str, list[_Marker], list[tuple[int, int, int]]]:
     """Remove markers (and the whitespace before them); remember where each one stood.
 
     A marker glued to the next word gets a separator in its place so the words do not fuse:
@@ -209,7 +211,7 @@ def _strip_markers(answer: str, cfg: Config) -> tuple[str, list[_Marker], list[t
     pos = 0
     tail = ""  # the last few characters of the output so far
     cuts: list[tuple[int, int, int]] = []
-    for match in _marker_matches(answer, cfg):
+    for match in _marker_matches(answer, cfg) if matches is None else matches:
         if match.start() < pos:
             continue
         stripped = answer[pos:match.start()].rstrip(" \t")

@@ -329,13 +329,18 @@ def load_turns(engine: Engine, turns: Iterable[Mapping[str, Any]]) -> int:
 
 
 def load_turns_report(engine: Engine, turns: Iterable[Mapping[str, Any]], batch_size: int = 1000) -> LoadReport:
-    """`load_turns` with its report. The same id twice in one load: the later one wins (what a
+    """`load_turns` with its report."""
+    return load_source_rows(engine, (source_rows(turn) for turn in turns), batch_size)
+
+
+def load_source_rows(engine: Engine, rows: Iterable[tuple[dict[str, Any], list[dict[str, Any]]]],
+                     batch_size: int = 1000) -> LoadReport:
+    """Upsert `source_rows` results. The same id twice in one load: the later one wins (what a
     second load of it would do), where one INSERT of both broke the primary key."""
     report = LoadReport()
     written: set[str] = set()
     batch: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
-    for turn in turns:
-        row, passages = source_rows(turn)
+    for row, passages in rows:
         turn_id = row["turn_id"]
         if turn_id in batch or turn_id in written:
             report.duplicates.append(turn_id)
@@ -481,15 +486,12 @@ def _padded(ids: list[str]) -> list[str]:
 def publish_day(engine: Engine, day: dt.date, run_id: str) -> dict[str, int]:
     """Replace the day's rows in every output table with this run's staged rows, in ONE
     transaction: readers see the old version or the new one, never a mix."""
-    counts: dict[str, int] = {}
     with engine.begin() as conn:
-        for name, (final, stage) in T.OUTPUT_TABLES.items():
+        for final, stage in T.OUTPUT_TABLES.values():
             conn.execute(final.delete().where(final.c.day == day))
             cols = [c.name for c in final.columns]
             src = sa.select(*[_stage_col(stage, c, run_id, day) for c in cols]).where(stage.c.run_id == run_id)
             conn.execute(final.insert().from_select(cols, src))
-            counts[name] = conn.execute(
-                sa.select(sa.func.count()).select_from(final).where(final.c.day == day)).scalar_one()
         conn.execute(T.skipped_turns.delete().where(T.skipped_turns.c.day == day))
         run = conn.execute(sa.select(T.runs.c.config_hash, T.runs.c.judge_versions).where(
             T.runs.c.run_id == run_id)).one()
@@ -498,10 +500,15 @@ def publish_day(engine: Engine, day: dt.date, run_id: str) -> dict[str, int]:
             sa.literal(day, sa.Date), T.stage_skipped.c.turn_id, T.stage_skipped.c.reason,
             sa.literal(run_id), sa.literal(run.config_hash), sa.literal(run.judge_versions),
         ).where(T.stage_skipped.c.run_id == run_id)))
-        counts["skipped_turns"] = conn.execute(sa.select(sa.func.count()).select_from(T.skipped_turns).where(
-            T.skipped_turns.c.day == day)).scalar_one()
         conn.execute(T.runs.update().where(T.runs.c.run_id == run_id).values(status="published"))
-    return counts
+        return published_row_counts(conn, day)
+
+
+def published_row_counts(conn: Connection, day: dt.date) -> dict[str, int]:
+    """Rows of the day per published table (what a publish reports, and the Asset's metadata)."""
+    tables = {name: final for name, (final, _stage) in T.OUTPUT_TABLES.items()} | {"skipped_turns": T.skipped_turns}
+    return {name: conn.execute(sa.select(sa.func.count()).select_from(t).where(t.c.day == day)).scalar_one()
+            for name, t in tables.items()}
 
 
 def _stage_col(stage: sa.Table, name: str, run_id: str, day: dt.date) -> Any:
