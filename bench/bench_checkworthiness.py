@@ -1,13 +1,13 @@
 """The check-worthiness filter's errors in both directions (Factcheck-GPT labels).
 
-Data: `../shared/datasets/factcheck_gpt_checkworthiness/sentences.jsonl`, 311 sentences of LLM
+Data: `bench/data/factcheck_gpt_checkworthiness/sentences.jsonl`, 311 sentences of LLM
 answers labelled `yes` (a check-worthy factual claim), `opinion`, `not_a_claim` or `other`.
 The filter (`citecheck.structural.check_worthiness` with the default configuration) should drop
 almost no `yes` sentence: a dropped claim escapes every later check, while a kept non-claim only
 costs a judge call and, at worst, an `unsupported` verdict a reviewer can dismiss.
 
 As a cross-check on real engine answers, the same filter runs on the 372 statements of
-`../shared/datasets/liu2023_verifiability` (markers removed) against the annotators'
+`bench/data/liu2023_verifiability` (markers removed) against the annotators'
 `statement_is_verification_worthy`.
 
 Run: `.venv/bin/python bench/bench_checkworthiness.py [--show N]`.
@@ -25,7 +25,7 @@ from pathlib import Path
 from citecheck.config import Config
 from citecheck.structural import check_worthiness
 
-DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+DATASETS = Path(__file__).resolve().parent / "data"
 FACTCHECK = DATASETS / "factcheck_gpt_checkworthiness" / "sentences.jsonl"
 LIU = DATASETS / "liu2023_verifiability" / "responses.json"
 NON_CLAIMS = ("opinion", "not_a_claim", "other")

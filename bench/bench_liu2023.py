@@ -1,6 +1,6 @@
 """How well the parser reproduces human statement splits and citation sets (Liu et al. 2023).
 
-Data: `../shared/datasets/liu2023_verifiability/responses.json`, 114 answers of four generative
+Data: `bench/data/liu2023_verifiability/responses.json`, 114 answers of four generative
 search engines with the annotators' statement split (`statements_to_citation_texts`: statement
 text with its markers → the markers that belong to it), 372 statements in all.
 
@@ -32,7 +32,7 @@ from citecheck.config import Config
 from citecheck.parsing import parse_answer
 
 REPO = Path(__file__).resolve().parents[1]
-DATA = REPO.parent / "shared" / "datasets" / "liu2023_verifiability" / "responses.json"
+DATA = REPO / "bench" / "data" / "liu2023_verifiability" / "responses.json"
 GOAL = 0.98
 EXPECTED_STATEMENTS = 372
 

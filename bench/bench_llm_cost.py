@@ -44,7 +44,7 @@ from citecheck.pipeline import judge_items, structure_turns
 from citecheck.text import normalise_statement
 from citecheck.turns import turn_from_dict
 
-FIXTURE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "orbit_labs.json"
+FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "orbit_labs.json"
 ANSWERS = 1_000
 SEED_ANCHOR_USD, GOAL_USD = 9.0, 4.5
 

@@ -1,4 +1,4 @@
-"""Shared test helpers: the fixtures of ../shared, scoring shortcuts, offline settings."""
+"""Shared test helpers: the fixtures in tests/fixtures, scoring shortcuts, offline settings."""
 
 from __future__ import annotations
 
@@ -14,14 +14,13 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("CITECHECK_SHARED", REPO.parent / "shared"))
-FIXTURES = SHARED / "fixtures"
+FIXTURES = REPO / "tests" / "fixtures"
 
 
 def load_fixture(name: str) -> dict[str, Any]:
     path = FIXTURES / name
     if not path.exists():
-        raise FileNotFoundError(f"fixture {path} is missing: tests need ../shared beside the repository")
+        raise FileNotFoundError(f"fixture {path} is missing from the repository")
     return json.loads(path.read_text(encoding="utf-8"))
 
 

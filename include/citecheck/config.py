@@ -72,7 +72,7 @@ DEFAULT_NON_CLAIM_PATTERNS = (
 
 DEFAULT_ABBREVIATIONS = (
     "approx.", "e.g.", "i.e.", "vs.", "cf.", "incl.", "excl.", "esp.", "ca.", "resp.", "viz.", "no.",
-    "fig.", "sec.", "art.", "para.", "vol.", "pp.", "p.", "est.", "dept.", "min.", "max.",
+    "fig.", "sec.", "art.", "para.", "vol.", "pp.", "p.", "est.", "dept.", "min.", "max.", "a.m.", "p.m.",
 )
 
 
