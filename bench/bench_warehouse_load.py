@@ -105,7 +105,7 @@ def _malformed(rng: random.Random, turn: dict[str, Any]) -> dict[str, Any]:
 
 def load(url: str, n_turns: int) -> dict[str, Any]:
     """Create the warehouse and bulk-load the day into the source tables."""
-    from citecheck import tables as T
+    from citecheck.warehouse import tables as T
     from citecheck import warehouse as W
 
     engine = W.make_engine(url)

@@ -1,4 +1,4 @@
--- Generated from include/citecheck/tables.py by `python -m citecheck ddl`. Do not edit.
+-- Generated from include/citecheck/warehouse/tables.py by `python -m citecheck ddl`. Do not edit.
 
 CREATE TABLE IF NOT EXISTS citation_verdicts (
 	day DATE NOT NULL,

@@ -124,7 +124,7 @@ def run_steps(url: str, day: dt.date, settings: Any, run_id: str, *, fault: Drop
 
 
 def output_tables() -> dict[str, sa.Table]:
-    from citecheck import tables as T
+    from citecheck.warehouse import tables as T
 
     return {**{name: final for name, (final, _stage) in T.OUTPUT_TABLES.items()}, "skipped_turns": T.skipped_turns}
 
@@ -152,14 +152,14 @@ def published_rows(engine: Engine, day: dt.date, *, keep_run_id: bool = False) -
 
 
 def staged_rows(engine: Engine) -> int:
-    from citecheck import tables as T
+    from citecheck.warehouse import tables as T
 
     with engine.connect() as conn:
         return sum(conn.execute(sa.select(sa.func.count()).select_from(t)).scalar_one() for t in T.STAGING_TABLES)
 
 
 def run_status(engine: Engine, run_id: str) -> str | None:
-    from citecheck import tables as T
+    from citecheck.warehouse import tables as T
 
     with engine.connect() as conn:
         return conn.execute(sa.select(T.runs.c.status).where(T.runs.c.run_id == run_id)).scalar()

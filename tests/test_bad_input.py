@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from bad_input.corpus import DAY, JUDGE, NEXT, PREV, Case, bad_cases, corpus, native, turn, write_jsonl
 
 from citecheck import job
-from citecheck import tables as T
+from citecheck.warehouse import tables as T
 from citecheck import warehouse as W
 from citecheck.cli import main
 

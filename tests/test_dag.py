@@ -123,7 +123,7 @@ def test_dag_test_with_a_tiny_local_nli_model(tmp_path):
     import sqlalchemy as sa
     from tiny_models import save_tiny_nli
 
-    from citecheck import tables as T
+    from citecheck.warehouse import tables as T
     from citecheck import warehouse as W
 
     model = save_tiny_nli(tmp_path / "tiny_nli")
@@ -152,7 +152,7 @@ def test_no_text_or_api_key_in_the_logs_of_a_cascade_run(tmp_path, monkeypatch):
     import sqlalchemy as sa
     from fake_anthropic import FakeAnthropic
 
-    from citecheck import tables as T
+    from citecheck.warehouse import tables as T
     from citecheck import warehouse as W
 
     secret = "sk-ant-api03-TESTSECRET-" + "x" * 24

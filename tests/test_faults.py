@@ -28,7 +28,7 @@ from faults import (
 )
 
 from citecheck import job
-from citecheck import tables as T
+from citecheck.warehouse import tables as T
 from citecheck import warehouse as W
 from conftest import orbit_settings, orbit_warehouse_turns
 

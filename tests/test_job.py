@@ -9,7 +9,7 @@ import pytest
 import sqlalchemy as sa
 
 from citecheck import job
-from citecheck import tables as T
+from citecheck.warehouse import tables as T
 from citecheck import warehouse as W
 from conftest import REPO, load_fixture, orbit_settings, orbit_warehouse_turns
 

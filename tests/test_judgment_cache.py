@@ -79,7 +79,7 @@ def test_postgres_cache(pg_url):
 
 
 def test_generated_schema_holds_the_cache_and_creates_a_usable_table_on_postgres(pg_url):
-    from citecheck.tables import ddl
+    from citecheck.warehouse.tables import ddl
 
     schema = f"cache_ddl_{uuid.uuid4().hex[:12]}"
     text = (REPO / "sql" / "schema.sql").read_text(encoding="utf-8")
@@ -98,7 +98,7 @@ def test_generated_schema_holds_the_cache_and_creates_a_usable_table_on_postgres
 
 
 def test_sqlite_ddl_runs_on_sqlite(tmp_path):
-    from citecheck.tables import ddl
+    from citecheck.warehouse.tables import ddl
 
     engine = sa.create_engine(f"sqlite:///{tmp_path / 'ddl.sqlite'}")
     raw = engine.raw_connection()
@@ -110,7 +110,7 @@ def test_sqlite_ddl_runs_on_sqlite(tmp_path):
 
 
 def test_unknown_dialects_are_refused():
-    from citecheck.tables import ddl
+    from citecheck.warehouse.tables import ddl
 
     with pytest.raises(ValueError, match="dialect"):
         ddl("oracle")

@@ -14,7 +14,7 @@ import pytest
 import sqlalchemy as sa
 
 from citecheck import job
-from citecheck import tables as T
+from citecheck.warehouse import tables as T
 from citecheck import warehouse as W
 from citecheck.naming import InvalidName, WarehouseNames, warehouse_names
 from conftest import REPO, orbit_settings, orbit_warehouse_turns

@@ -11,7 +11,7 @@ import pytest
 import sqlalchemy as sa
 
 from citecheck import job, sample
-from citecheck import tables as T
+from citecheck.warehouse import tables as T
 from citecheck import warehouse as W
 from citecheck.config import config_from_mapping
 from citecheck.structural import ConversationHistory

@@ -4,8 +4,8 @@ The NLI judge asks the cache before the model, so a rerun or backfill of an unch
 nothing (SPEC §4). Values are the softmaxed probabilities in the model's `id2label` order, not
 verdicts, so a threshold change needs no re-scoring. Two implementations share one small
 interface: `InMemoryCache` (one CLI run) and `SQLCache` (the `judgment_cache` table, on SQLite
-for `--cache PATH` and on Postgres for the warehouse). The table is defined once here with
-SQLAlchemy Core, on the warehouse metadata, so `sql/schema.sql` holds its DDL.
+for `--cache PATH` and on Postgres for the warehouse). The table is defined with every other table in
+`citecheck.warehouse.tables`.
 """
 
 from __future__ import annotations
@@ -28,24 +28,10 @@ from sqlalchemy import (
     select,
 )
 
-from citecheck.tables import metadata
+from citecheck.warehouse.tables import judgment_cache
 from citecheck.text import text_hash
 
 Probabilities = tuple[float, ...]
-
-judgment_cache = Table(
-    "judgment_cache",
-    metadata,
-    Column("model", String(500), primary_key=True, comment="model id or path (+int8 when quantized)"),
-    Column("revision", String(200), primary_key=True, comment="model revision; '' when none was pinned"),
-    Column("sentence_hash", String(32), primary_key=True, comment="text_hash of the judged sentence"),
-    Column("window_hash", String(32), primary_key=True, comment="text_hash of the premise window"),
-    Column(
-        "probabilities", Text, nullable=False, comment="JSON list of softmax probabilities, id2label order"
-    ),
-    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
-    comment="NLI judge scores, threshold-independent; reruns ask the model nothing",
-)
 
 _READ_CHUNK = 2000  # sentence hashes per SELECT, well within SQLite's and Postgres' parameter limits
 _WRITE_CHUNK = 400

@@ -282,7 +282,7 @@ def cmd_grant_bi(args: argparse.Namespace) -> int:
 
 
 def cmd_ddl(args: argparse.Namespace) -> int:
-    from citecheck.tables import ddl
+    from citecheck.warehouse.tables import ddl
 
     sys.stdout.write(ddl(args.dialect))
     return EXIT_OK

@@ -21,7 +21,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from citecheck import tables as T
+from citecheck.warehouse import tables as T
 from citecheck import warehouse as W
 from citecheck.config import Config, load_config
 from citecheck.judges import judge_from_spec, read_judge_file

@@ -22,7 +22,7 @@ from zoneinfo import ZoneInfo
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from citecheck import tables as T
+from citecheck.warehouse import tables as T
 from citecheck.config import Config
 from citecheck.naming import InvalidName, WarehouseNames, quoted, warehouse_names
 from citecheck.turns import (
@@ -36,7 +36,7 @@ from citecheck.turns import (
 )
 
 DEFAULT_WAREHOUSE_URL = "sqlite:///citecheck_warehouse.sqlite"
-SQL_DIR = Path(__file__).resolve().parents[2] / "sql"
+SQL_DIR = Path(__file__).resolve().parents[3] / "sql"
 
 
 def warehouse_url(url: str | None = None) -> str:
@@ -108,8 +108,6 @@ def engine_names(engine: Engine) -> WarehouseNames:
 
 def init_warehouse(engine: Engine) -> None:
     """Create the output schema and every table that does not exist yet (idempotent)."""
-    import citecheck.cache  # noqa: F401  (registers the judgment cache table)
-
     names = engine_names(engine)
     if names.schema:
         with engine.begin() as conn:

@@ -25,6 +25,7 @@ from sqlalchemy import (
     Table,
     Text,
     TypeDecorator,
+    func,
 )
 
 metadata = MetaData()
@@ -217,6 +218,21 @@ stage_sentence_verdicts = _stage_copy("stage_sentence_verdicts", _sentence_colum
 stage_citation_verdicts = _stage_copy("stage_citation_verdicts", _citation_columns())
 stage_daily_metrics = _stage_copy("stage_daily_metrics", _metric_columns())
 
+# --- the NLI judgment cache (SPEC §4): kept across runs, never part of a day -------------
+judgment_cache = Table(
+    "judgment_cache",
+    metadata,
+    Column("model", String(500), primary_key=True, comment="model id or path (+int8 when quantized)"),
+    Column("revision", String(200), primary_key=True, comment="model revision; '' when none was pinned"),
+    Column("sentence_hash", String(32), primary_key=True, comment="text_hash of the judged sentence"),
+    Column("window_hash", String(32), primary_key=True, comment="text_hash of the premise window"),
+    Column(
+        "probabilities", Text, nullable=False, comment="JSON list of softmax probabilities, id2label order"
+    ),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    comment="NLI judge scores, threshold-independent; reruns ask the model nothing",
+)
+
 OUTPUT_TABLES = {
     "sentence_verdicts": (sentence_verdicts, stage_sentence_verdicts),
     "citation_verdicts": (citation_verdicts, stage_citation_verdicts),
@@ -237,14 +253,11 @@ def ddl(dialect_name: str = "postgresql") -> str:
     from sqlalchemy.dialects import postgresql, sqlite
     from sqlalchemy.schema import CreateIndex, CreateTable, SetColumnComment, SetTableComment
 
-    # the judgment cache registers itself on `metadata` when its module is imported
-    import citecheck.cache  # noqa: F401
-
     dialects = {"postgresql": postgresql.dialect, "sqlite": sqlite.dialect}
     if dialect_name not in dialects:
         raise ValueError(f"no DDL dialect {dialect_name!r}; expected one of {sorted(dialects)}")
     dialect = dialects[dialect_name]()
-    parts = ["-- Generated from include/citecheck/tables.py by `python -m citecheck ddl`. Do not edit.\n"]
+    parts = ["-- Generated from include/citecheck/warehouse/tables.py by `python -m citecheck ddl`. Do not edit.\n"]
     for table in metadata.sorted_tables:
         statements: list[object] = [CreateTable(table, if_not_exists=True)]
         statements += [CreateIndex(i, if_not_exists=True) for i in sorted(table.indexes, key=lambda i: i.name or "")]
