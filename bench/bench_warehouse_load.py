@@ -105,8 +105,8 @@ def _malformed(rng: random.Random, turn: dict[str, Any]) -> dict[str, Any]:
 
 def load(url: str, n_turns: int) -> dict[str, Any]:
     """Create the warehouse and bulk-load the day into the source tables."""
-    from citecheck.warehouse import tables as T
     from citecheck import warehouse as W
+    from citecheck.warehouse import tables as T
 
     engine = W.make_engine(url)
     W.init_warehouse(engine)

@@ -17,9 +17,9 @@ import sqlalchemy as sa
 from bad_input.corpus import DAY, JUDGE, NEXT, PREV, Case, bad_cases, corpus, native, turn, write_jsonl
 
 from citecheck import job
-from citecheck.warehouse import tables as T
 from citecheck import warehouse as W
 from citecheck.cli import main
+from citecheck.warehouse import tables as T
 
 CORPUS = corpus()
 KINDS = {c.kind for c in bad_cases()}

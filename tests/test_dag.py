@@ -123,8 +123,8 @@ def test_dag_test_with_a_tiny_local_nli_model(tmp_path):
     import sqlalchemy as sa
     from tiny_models import save_tiny_nli
 
-    from citecheck.warehouse import tables as T
     from citecheck import warehouse as W
+    from citecheck.warehouse import tables as T
 
     model = save_tiny_nli(tmp_path / "tiny_nli")
     judge = tmp_path / "nli_judge.json"
@@ -152,8 +152,8 @@ def test_no_text_or_api_key_in_the_logs_of_a_cascade_run(tmp_path, monkeypatch):
     import sqlalchemy as sa
     from fake_anthropic import FakeAnthropic
 
-    from citecheck.warehouse import tables as T
     from citecheck import warehouse as W
+    from citecheck.warehouse import tables as T
 
     secret = "sk-ant-api03-TESTSECRET-" + "x" * 24
     orbit = load_fixture("orbit_labs.json")

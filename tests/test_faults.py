@@ -28,8 +28,8 @@ from faults import (
 )
 
 from citecheck import job
-from citecheck.warehouse import tables as T
 from citecheck import warehouse as W
+from citecheck.warehouse import tables as T
 from conftest import orbit_settings, orbit_warehouse_turns
 
 DAY = dt.date(2026, 11, 30)

@@ -1,4 +1,4 @@
-"""Every number of every fixture in tests/fixtures (copies of the project's worked cases), reproduced through the real pipeline."""
+"""Every number of every fixture in tests/fixtures, reproduced through the real pipeline."""
 
 from __future__ import annotations
 

@@ -9,8 +9,8 @@ import pytest
 import sqlalchemy as sa
 
 from citecheck import job
-from citecheck.warehouse import tables as T
 from citecheck import warehouse as W
+from citecheck.warehouse import tables as T
 from conftest import REPO, load_fixture, orbit_settings, orbit_warehouse_turns
 
 DAY = dt.date(2026, 11, 30)

@@ -14,9 +14,9 @@ import pytest
 import sqlalchemy as sa
 
 from citecheck import job
-from citecheck.warehouse import tables as T
 from citecheck import warehouse as W
 from citecheck.naming import InvalidName, WarehouseNames, warehouse_names
+from citecheck.warehouse import tables as T
 from conftest import REPO, orbit_settings, orbit_warehouse_turns
 
 DAY = dt.date(2026, 11, 30)

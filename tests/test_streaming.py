@@ -11,10 +11,10 @@ import pytest
 import sqlalchemy as sa
 
 from citecheck import job, sample
-from citecheck.warehouse import tables as T
 from citecheck import warehouse as W
 from citecheck.config import config_from_mapping
 from citecheck.structural import ConversationHistory
+from citecheck.warehouse import tables as T
 
 DAY = dt.date(2026, 11, 30)
 

@@ -17,19 +17,13 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
 from sqlalchemy import (
-    Column,
-    DateTime,
     Engine,
-    String,
-    Table,
-    Text,
     create_engine,
-    func,
     select,
 )
 
-from citecheck.warehouse.tables import judgment_cache
 from citecheck.text import text_hash
+from citecheck.warehouse.tables import judgment_cache
 
 Probabilities = tuple[float, ...]
 

@@ -21,7 +21,6 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from citecheck.warehouse import tables as T
 from citecheck import warehouse as W
 from citecheck.config import Config, load_config
 from citecheck.judges import judge_from_spec, read_judge_file
@@ -32,6 +31,7 @@ from citecheck.serialize import judgment_from_dict, judgment_to_dict, structured
 from citecheck.structural import ConversationHistory, structure_turn
 from citecheck.turns import Skipped, TurnError, turn_from_dict
 from citecheck.verdicts import SentenceVerdict, decide
+from citecheck.warehouse import tables as T
 
 DEFAULT_JUDGE_SPEC: dict[str, Any] = {"kind": "nli", "model": "cross-encoder/nli-deberta-v3-base"}
 CHUNK = 500

@@ -22,7 +22,6 @@ from zoneinfo import ZoneInfo
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from citecheck.warehouse import tables as T
 from citecheck.config import Config
 from citecheck.naming import InvalidName, WarehouseNames, quoted, warehouse_names
 from citecheck.turns import (
@@ -34,6 +33,7 @@ from citecheck.turns import (
     parse_timestamp,
     turn_index,
 )
+from citecheck.warehouse import tables as T
 
 DEFAULT_WAREHOUSE_URL = "sqlite:///citecheck_warehouse.sqlite"
 SQL_DIR = Path(__file__).resolve().parents[3] / "sql"
