@@ -17,10 +17,12 @@ from __future__ import annotations
 import datetime as dt
 import os
 
+from airflow.providers.smtp.notifications.smtp import SmtpNotifier
 from airflow.sdk import Asset, CronDataIntervalTimetable, Param, dag, task
 
 WAREHOUSE_CONN_ID = os.environ.get("CITECHECK_WAREHOUSE_CONN_ID", "citecheck_warehouse")
 ANTHROPIC_CONN_ID = os.environ.get("CITECHECK_ANTHROPIC_CONN_ID", "citecheck_anthropic")
+ALERTS_SMTP_CONN_ID = os.environ.get("CITECHECK_ALERTS_SMTP_CONN_ID", "citecheck_alerts_smtp")
 NLI_QUEUE = os.environ.get("CITECHECK_NLI_QUEUE", "default")
 DAILY_METRICS = Asset("citecheck://warehouse/daily_metrics")
 
@@ -53,18 +55,45 @@ def _anthropic_key_from_connection() -> None:
         os.environ["ANTHROPIC_API_KEY"] = conn.password
 
 
-def _context():
-    """(day, run id, settings) of the running DAG run."""
+def _context(ctx=None):
+    """(day, run id, settings) of the running DAG run (or of the context a callback is given)."""
     from airflow.sdk import get_current_context
 
     from citecheck.job import settings_from_env
 
-    ctx = get_current_context()
+    ctx = ctx or get_current_context()
     start = ctx["data_interval_start"]
     settings = settings_from_env(ctx["params"])
     day = start.in_timezone(settings.config.timezone).date() if hasattr(start, "in_timezone") else start.date()
     run_id = "".join(ch if ch.isalnum() or ch in "-_.:" else "_" for ch in ctx["dag_run"].run_id)[:64]
     return day, run_id, settings
+
+
+class AlertNotifier(SmtpNotifier):
+    """The monitor task's success callback: e-mails the day's step-change alerts through the
+    `citecheck_alerts_smtp` connection (SmtpNotifier), to `[monitor] notify_to` of the config.
+    Off while that connection is not defined; nothing is sent for a day without alerts. The
+    message holds metric names and numbers and the report link, no answer or passage text."""
+
+    def __init__(self, **kwargs):
+        super().__init__(to=[], smtp_conn_id=ALERTS_SMTP_CONN_ID, **kwargs)
+
+    def notify(self, context):
+        from citecheck.monitor import alert_message, alerts_between, monitor_settings
+
+        if _connection(self.smtp_conn_id) is None:
+            self.log.info("alert e-mail is off: no connection %r", self.smtp_conn_id)
+            return
+        day, _run_id, settings = _context(context)
+        alerts = alerts_between(_engine(settings), day, day)
+        if not alerts:
+            return
+        monitor = monitor_settings(settings.config)
+        if not monitor.notify_to:
+            raise ValueError(f"connection {self.smtp_conn_id!r} is defined but [monitor] notify_to is empty")
+        self.to = list(monitor.notify_to)
+        self.subject, self.html_content = alert_message(alerts, day, monitor.report_link(day))
+        super().notify(context)
 
 
 @dag(
@@ -151,6 +180,14 @@ def citation_metrics_daily():
             "day": day.isoformat(), "run_id": run_id, **counts}
         return counts
 
+    @task(on_success_callback=AlertNotifier())
+    def monitor(_published: dict) -> dict:
+        """Step-change alerts of the published day; the notifier e-mails them."""
+        from citecheck import job
+
+        day, run_id, settings = _context()
+        return job.monitor(_engine(settings), day, run_id, settings)
+
     @task
     def record_run(published: dict) -> dict:
         from citecheck import job
@@ -159,7 +196,8 @@ def citation_metrics_daily():
         return job.finish(_engine(settings), run_id, published)
 
     shards = judge_shard.expand(shard=structural(extract()))
-    record_run(publish(validate(aggregate(escalate(shards)))))
+    published = publish(validate(aggregate(escalate(shards))))
+    monitor(published) >> record_run(published)
 
 
 citation_metrics_daily()

@@ -29,8 +29,10 @@ from citecheck.pipeline import judge_items
 from citecheck.sampling import sample_fraction
 from citecheck.serialize import judgment_from_dict, judgment_to_dict, structured_from_dict, structured_to_dict
 from citecheck.structural import ConversationHistory, structure_turn
+from citecheck.suggestions import build_suggestions
 from citecheck.turns import Skipped, TurnError, turn_from_dict
 from citecheck.verdicts import SentenceVerdict, decide
+from citecheck.warehouse import suggestions as WS
 from citecheck.warehouse import tables as T
 
 DEFAULT_JUDGE_SPEC: dict[str, Any] = {"kind": "nli", "model": "cross-encoder/nli-deberta-v3-base"}
@@ -264,10 +266,12 @@ def aggregate(engine: Engine, day: dt.date, run_id: str, settings: JobSettings,
     with engine.begin() as conn:
         for table in (T.stage_sentence_verdicts, T.stage_citation_verdicts, T.stage_daily_metrics):
             conn.execute(table.delete().where(table.c.run_id == run_id))
+        WS.clear_staged_suggestions(conn, run_id)
     acc = MetricAccumulator(settings.config)
     judge_versions: set[str] = set()
     sentence_rows: list[dict[str, Any]] = []
     citation_rows: list[dict[str, Any]] = []
+    suggestion_rows: list[dict[str, Any]] = []
     for batch in _staged_turns(engine, run_id, chunk=CHUNK, with_selection=True):
         # judgments joined per chunk (only selected turns have any): memory holds one chunk's
         selected_ids = [st.turn_id for st, selected in batch if selected]
@@ -282,12 +286,14 @@ def aggregate(engine: Engine, day: dt.date, run_id: str, settings: JobSettings,
                     judge_versions.add(f"{v.judgment.judge}:{v.judgment.judge_version}")
                 sentence_rows.append(_sentence_row(run_id, day, st.turn.conversation_id, st.turn_id, v))
                 citation_rows.extend(_citation_rows(run_id, day, st.turn_id, v))
+                suggestion_rows.extend(build_suggestions(st.turn_id, v, st.turn.context))
         if sentence_rows:
             with engine.begin() as conn:
                 conn.execute(T.stage_sentence_verdicts.insert(), sentence_rows)
                 if citation_rows:
                     conn.execute(T.stage_citation_verdicts.insert(), citation_rows)
-        sentence_rows, citation_rows = [], []
+                WS.stage_suggestions(conn, run_id, day, suggestion_rows)
+        sentence_rows, citation_rows, suggestion_rows = [], [], []
     now = dt.datetime.now(dt.UTC)
     metric_rows = [{"run_id": run_id, "day": day, **row, "computed_at": now} for row in acc.rows()]
     _insert(engine, T.stage_daily_metrics, metric_rows)
@@ -366,6 +372,13 @@ def _has_staging(conn: sa.Connection, run_id: str) -> bool:
                for t in T.STAGING_TABLES)
 
 
+def monitor(engine: Engine, day: dt.date, run_id: str, settings: JobSettings) -> dict[str, Any]:
+    """After publish: step-change alerts of the day against its history (`citecheck.monitor`)."""
+    from citecheck.monitor import monitor_day
+
+    return monitor_day(engine, day, run_id, settings)
+
+
 def finish(engine: Engine, run_id: str, published: Mapping[str, int] | None = None) -> dict[str, Any]:
     with engine.begin() as conn:
         run = conn.execute(sa.select(T.runs.c.stats, T.runs.c.started_at).where(T.runs.c.run_id == run_id)).one()
@@ -390,6 +403,7 @@ def run_day(engine: Engine, day: dt.date, settings: JobSettings, run_id: str | N
     out["aggregate"] = aggregate(engine, day, run_id, settings, all_stats)
     out["validate"] = validate(engine, day, run_id, settings)
     out["publish"] = publish(engine, day, run_id)
+    out["monitor"] = monitor(engine, day, run_id, settings)
     finish(engine, run_id, out["publish"])
     return out
 
