@@ -242,3 +242,55 @@ def test_cli_alerts_json_and_text(engine, monkeypatch, capsys):
     assert "unknown_label_rate" in text and "overall" in text and "up" in text
     assert main(["alerts", "--from", START.isoformat(), "--to", START.isoformat(), "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == []
+
+
+# --- the new metric: answers a runtime checker would rewrite or block -------------------------------
+
+@pytest.mark.parametrize("fixture", ["orbit_labs.json", "micro_macro.json"])
+def test_rewrite_or_block_per_1000_answers_counts_the_answers_the_rule_names(fixture):
+    from conftest import load_fixture, score_dicts
+
+    data = load_fixture(fixture)
+    out = score_dicts(data["turns"], data["judge"])
+    flagged = [t["turn_id"] for t in out["turns"] if any(
+        s["unknown_labels"] or (s["check_worthy"] and s["verdict"] in ("unsupported", "miscited"))
+        for s in t["sentences"]) or any(p["document_index"] < 0 for p in t["pointer_problems"])]
+    row = next(r for r in out["rows"] if r["metric"] == "rewrite_or_block_per_1000_answers"
+               and r["slice_name"] == "all" and r["averaging"] == "micro")
+    assert row["denominator"] == len(out["turns"])
+    assert row["value"] == pytest.approx(1000 * len(flagged) / len(out["turns"]))
+    assert out["invariant_violations"] == []
+    for t in out["turns"]:
+        assert t["metrics"]["rewrite_or_block_per_1000_answers"] == (1000.0 if t["turn_id"] in flagged else 0.0)
+    assert not any(r["metric"] == "rewrite_or_block_per_1000_answers" for r in out["rows"]
+                   if r["slice_name"] in ("has_number", "multi_citation")), "an answer-level metric"
+
+
+def test_rewrite_or_block_flags_unknown_labels_and_bad_verdicts_only():
+    from citecheck.config import Config
+    from citecheck.judges import judge_from_spec
+    from citecheck.pipeline import score
+    from citecheck.turns import turn_from_dict
+
+    context = [{"label": "S1", "text": "Hotels are capped at 220 euros."},
+               {"label": "S2", "text": "Trains: second class."}]
+    judge = judge_from_spec({"kind": "recorded", "judgments": [
+        {"statement": "Hotels are capped at 220 euros.", "supported_by": ["S1"]},
+        {"statement": "Trains are second class.", "supported_by": ["S2"]},
+        {"statement": "Flights are business class.", "supported_by": []}]})
+
+    def turn(turn_id, answer):
+        return turn_from_dict({"turn_id": turn_id, "conversation_id": turn_id, "answer": answer, "context": context})
+
+    turns = [turn("ok", "Hotels are capped at 220 euros. [S1]"),
+             turn("unknown", "Hotels are capped at 220 euros. [S1][S9]"),
+             turn("miscited", "Trains are second class. [S1]"),
+             turn("unsupported", "Flights are business class. [S1]"),
+             turn("unjudged", "Buses are free. [S1]")]
+    report = score(turns, judge, Config())
+    flags = {s.turn_id: s for s in report.scored}
+    from citecheck.metrics import turn_counts
+
+    assert {t: turn_counts(s)["answers_rewrite_or_block"] for t, s in flags.items()} == {
+        "ok": 0, "unknown": 1, "miscited": 1, "unsupported": 1, "unjudged": 0}
+    assert report.accumulator.summary()["micro"]["rewrite_or_block_per_1000_answers"] == pytest.approx(600.0)
