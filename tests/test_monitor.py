@@ -9,6 +9,7 @@ import random
 
 import pytest
 import sqlalchemy as sa
+from conftest import orbit_settings, orbit_warehouse_turns
 
 from citecheck import job
 from citecheck import warehouse as W
@@ -26,7 +27,6 @@ from citecheck.monitor import (
     monitor_settings,
 )
 from citecheck.warehouse import tables as T
-from conftest import orbit_settings, orbit_warehouse_turns
 
 START = dt.date(2026, 10, 1)
 SETTINGS = MonitorSettings()

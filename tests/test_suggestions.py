@@ -10,6 +10,7 @@ import json
 
 import pytest
 import sqlalchemy as sa
+from conftest import orbit_settings, orbit_warehouse_turns
 
 from citecheck import job
 from citecheck import warehouse as W
@@ -18,7 +19,6 @@ from citecheck.model import Judgment, Passage, Sentence
 from citecheck.suggestions import build_suggestions, suggestions_for
 from citecheck.verdicts import decide
 from citecheck.warehouse import tables as T
-from conftest import orbit_settings, orbit_warehouse_turns
 
 DAY = dt.date(2026, 11, 30)
 CONTEXT = (Passage("S1", "Hotels are capped at 220 euros a night.", "Travel policy > Lodging", "doc-7", "v4"),

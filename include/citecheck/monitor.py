@@ -49,6 +49,7 @@ from sqlalchemy.engine import Engine
 from citecheck.config import Config, ConfigError
 from citecheck.metrics import METRIC_NAMES
 from citecheck.warehouse import alerts as store
+from citecheck.warehouse import runs
 
 DEFAULT_METRICS = (
     "unknown_label_rate", "unknown_labels_per_1000_answers", "rewrite_or_block_per_1000_answers", "attachment_rate",
@@ -241,7 +242,8 @@ def monitor_day(engine: Engine, day: dt.date, run_id: str, settings: Any) -> dic
     stats = {"day": day.isoformat(), "run_id": run_id, "history_days": len(days),
              "history_from": days[0].isoformat() if days else None, "series_checked": len(today),
              "alerts": len(alerts), "outcomes": dict(sorted(outcomes.items())), "reason": reason}
-    store.replace_alerts(engine, day, run_id, alerts, stats)
+    store.replace_alerts(engine, day, run_id, alerts)
+    runs.record_monitor(engine, run_id, stats)
     return stats
 
 

@@ -26,7 +26,7 @@ from sqlalchemy.engine import Engine
 
 from citecheck.model import Passage
 from citecheck.verdicts import MISCITED, UNCITED_SUPPORTED, SentenceVerdict
-from citecheck.warehouse import suggestions as store
+from citecheck.warehouse import publish
 
 KINDS = {MISCITED: "miscited", UNCITED_SUPPORTED: "uncited"}
 CONFIRMED_BY_TABLE = frozenset({"recorded"})  # judges whose judgments are a human-made table
@@ -84,4 +84,4 @@ def _verified_quote(detail: dict[str, Any], labels: Sequence[str]) -> str | None
 
 def suggestions_for(engine: Engine, day: dt.date) -> list[dict[str, Any]]:
     """The published suggestions of a day (JSON-ready dicts, by turn and sentence)."""
-    return store.suggestions_for(engine, day)
+    return publish.day_suggestions(engine, day)

@@ -1,8 +1,8 @@
 """Storage of the monitor step: the metric history it reads and the `alerts` table it writes.
 
-`metric_history` reads published `daily_metrics`; `replace_alerts` replaces one day's alerts and
-notes the monitor's counts in the run's stats, in one transaction; `alerts_between` reads them
-back for the CLI, the notifier and the report.
+`history_days` and `metric_rows` read published `daily_metrics`; `replace_alerts` replaces one
+day's alerts in one transaction; `alerts_between` reads them back for the CLI, the notifier and
+the report. (The monitor's counts go to the run ledger, `runs.record_monitor`.)
 """
 
 from __future__ import annotations
@@ -51,10 +51,9 @@ def metric_rows(engine: Engine, days: Sequence[dt.date], metrics: Sequence[str],
     return out
 
 
-def replace_alerts(engine: Engine, day: dt.date, run_id: str, alerts: Iterable[Mapping[str, Any]],
-                   stats: Mapping[str, Any] | None = None) -> int:
-    """Replace the day's alerts with these (a rerun of a day replaces them) and, when the run is in
-    `runs`, store `stats` as its `stats["monitor"]`; one transaction. The number of alerts written."""
+def replace_alerts(engine: Engine, day: dt.date, run_id: str, alerts: Iterable[Mapping[str, Any]]) -> int:
+    """Replace the day's alerts with these, in one transaction (a rerun of a day replaces them);
+    the number written."""
     now = dt.datetime.now(dt.UTC)
     rows = [{**{k: a[k] for k in ALERT_COLUMNS if k in a}, "day": day, "run_id": run_id, "created_at": now}
             for a in alerts]
@@ -62,11 +61,6 @@ def replace_alerts(engine: Engine, day: dt.date, run_id: str, alerts: Iterable[M
         conn.execute(T.alerts.delete().where(T.alerts.c.day == day))
         if rows:
             conn.execute(T.alerts.insert(), rows)
-        if stats is not None:
-            run_stats = conn.execute(sa.select(T.runs.c.stats).where(T.runs.c.run_id == run_id)).first()
-            if run_stats is not None:
-                conn.execute(T.runs.update().where(T.runs.c.run_id == run_id).values(
-                    stats={**(run_stats[0] or {}), "monitor": dict(stats)}))
     return len(rows)
 
 
