@@ -138,3 +138,49 @@ def test_a_defined_connection_without_recipients_is_a_clear_error(smtp_server, d
     monkeypatch.setenv("CITECHECK_CONFIG", str(config))
     with pytest.raises(ValueError, match="notify_to is empty"):
         dag_module.AlertNotifier()(_context(DAY))
+
+
+@pytest.mark.slow
+def test_dag_test_monitor_alerts_and_the_email_arrives(smtp_server, tmp_path):
+    """Through Airflow itself (`dag.test()`): three published Orbit days, then a day whose answers
+    cite labels their context does not hold; the monitor task alerts and its notifier e-mails the
+    alert to the aiosmtpd server through the AIRFLOW_CONN_ connection."""
+    from test_dag import dag_test
+
+    from citecheck.config import load_config
+    from citecheck.monitor import alerts_between
+
+    inbox, port = smtp_server
+    url = f"sqlite:///{tmp_path}/wh.sqlite"
+    orbit = load_fixture("orbit_labs.json")
+    config = tmp_path / "monitor.toml"
+    config.write_text(f'[check_worthiness]\nrefusals = ["{orbit["refusal_text"]}"]\n'
+                      '[monitor]\nmin_history = 3\nmin_denominator = 0\nnotify_to = ["quality@example.com"]\n'
+                      'report_url = "http://127.0.0.1:8080/citecheck/report/{day}"\n')
+    engine = W.make_engine(url)
+    W.init_warehouse(engine)
+    settings = job.JobSettings(judge_spec=orbit["judge"], config=load_config(config))
+    for day in (DAY - dt.timedelta(days=n) for n in (3, 2, 1)):
+        W.load_turns(engine, orbit_warehouse_turns(day.isoformat()))
+        job.run_day(engine, day, settings)
+    stepped = orbit_warehouse_turns(DAY.isoformat())
+    for turn in stepped:
+        if isinstance(turn.get("answer"), str):
+            turn["answer"] = turn["answer"].replace("[S1]", "[S9]")
+    W.load_turns(engine, stepped)
+    connection = json.dumps({"conn_type": "smtp", "host": "127.0.0.1", "port": port,
+                             "extra": {"from_email": "citecheck@example.com", "disable_tls": True,
+                                       "disable_ssl": True}})
+    out = dag_test(tmp_path, url, DAY.isoformat(), CITECHECK_CONFIG=str(config),
+                   AIRFLOW_CONN_CITECHECK_ALERTS_SMTP=connection)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-4000:]
+    alerts = alerts_between(engine, DAY, DAY)
+    assert any(a["metric"] == "unknown_label_rate" and a["slice_name"] == "all" and a["direction"] == "up"
+               for a in alerts), alerts
+    assert len(inbox.messages) == 1, "the monitor task's notifier sent one e-mail"
+    recipients, message = inbox.messages[0]
+    body = message.get_body(("html", "plain")).get_content()
+    assert recipients == ["quality@example.com"]
+    assert "unknown_label_rate" in body and "http://127.0.0.1:8080/citecheck/report/2026-11-30" in body
+    texts = [p["text"][:40] for t in orbit["turns"] for p in t["context"]]
+    assert not [t for t in texts if t in body]
