@@ -19,16 +19,6 @@ from citecheck.warehouse import tables as T
 DAY = dt.date(2026, 11, 30)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def engine(request, tmp_path):
-    url = f"sqlite:///{tmp_path}/wh.sqlite" if request.param == "sqlite" else request.getfixturevalue(
-        "pg_warehouse_url")
-    engine = W.make_engine(url)
-    W.init_warehouse(engine)
-    yield engine
-    engine.dispose()
-
-
 def _turn(turn_id: str, conversation: str, index: int, at: str, labels: list[str], answer: str) -> dict:
     return {"turn_id": turn_id, "conversation_id": conversation, "turn_index": index, "answered_at": at,
             "question": "What is the rule?", "answer": answer, "answer_format": "markers",
@@ -66,8 +56,8 @@ class _WatchedHistory(ConversationHistory):
 
 @pytest.mark.parametrize("chunk", [1, 2, 3, 1000])
 def test_stale_labels_across_midnight_and_chunk_boundaries(engine, monkeypatch, chunk):
-    monkeypatch.setattr(job, "STRUCTURAL_CHUNK", chunk)
-    monkeypatch.setattr(job, "ConversationHistory", _WatchedHistory)
+    monkeypatch.setattr(job.steps, "STRUCTURAL_CHUNK", chunk)
+    monkeypatch.setattr(job.steps, "ConversationHistory", _WatchedHistory)
     _WatchedHistory.most = 0
     W.load_turns(engine, TURNS)
     settings = job.JobSettings(judge_spec={"kind": "recorded", "judgments": []}, nli_share=0.0)
@@ -118,12 +108,12 @@ def test_chunked_aggregate_gives_the_same_rows_as_one_chunk_on_the_sample_day(en
               if t["answered_at"].startswith(day.isoformat())][:3]
     W.load_turns(engine, data.turns + broken)
     settings = _sample_settings(data, 0.6)
-    monkeypatch.setattr(job, "CHUNK", 100_000)
-    monkeypatch.setattr(job, "STRUCTURAL_CHUNK", 100_000)
+    monkeypatch.setattr(job.steps, "CHUNK", 100_000)
+    monkeypatch.setattr(job.steps, "STRUCTURAL_CHUNK", 100_000)
     whole = job.run_day(engine, day, settings)
     one_chunk = _published(engine, day)
-    monkeypatch.setattr(job, "CHUNK", 7)
-    monkeypatch.setattr(job, "STRUCTURAL_CHUNK", 5)
+    monkeypatch.setattr(job.steps, "CHUNK", 7)
+    monkeypatch.setattr(job.steps, "STRUCTURAL_CHUNK", 5)
     chunked = job.run_day(engine, day, settings)
     assert _published(engine, day) == one_chunk
     assert chunked["aggregate"] == whole["aggregate"] and whole["aggregate"]["judged_sentences"] > 100
