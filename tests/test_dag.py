@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -76,7 +77,7 @@ def test_dag_wires_the_job_step_sequence_with_data_flow():
 
     dag = DagBag(dag_folder=str(REPO / "dags")).dags["citation_metrics_daily"]
     assert {t.task_id for t in dag.tasks} == set(STEP_NAMES)
-    for earlier, later in zip(STEP_NAMES, STEP_NAMES[1:], strict=False):
+    for earlier, later in itertools.pairwise(STEP_NAMES):
         assert earlier in dag.get_task(later).get_flat_relative_ids(upstream=True), f"{earlier} before {later}"
     for name in STEP_NAMES[1:]:  # every task takes the day and run id that extract returned
         assert "extract" in dag.get_task(name).upstream_task_ids, name

@@ -5,14 +5,12 @@ judgments joined per chunk in aggregate, all giving the same results as one big 
 from __future__ import annotations
 
 import datetime as dt
-import tomllib
 
 import pytest
 import sqlalchemy as sa
 
-from citecheck import job, sample
+from citecheck import demo, job
 from citecheck import warehouse as W
-from citecheck.config import config_from_mapping
 from citecheck.structural import ConversationHistory
 from citecheck.warehouse import tables as T
 
@@ -83,9 +81,8 @@ def test_history_forgets_a_finished_conversation():
     assert not history.is_stale("a", 2, "S1") and history.is_stale("b", 2, "S2")
 
 
-def _sample_settings(sample_data: sample.Sample, share: float) -> job.JobSettings:
-    config = config_from_mapping(tomllib.loads(sample.config_toml()))
-    return job.JobSettings(judge_spec=sample.judge_spec(sample_data), config=config, nli_share=share)
+def _sample_settings(sample_data: demo.Sample, share: float) -> job.JobSettings:
+    return job.JobSettings(judge_spec=demo.judge_spec(sample_data), config=demo.sample_config(), nli_share=share)
 
 
 def _published(engine, day):
@@ -102,7 +99,7 @@ def _published(engine, day):
 
 def test_chunked_aggregate_gives_the_same_rows_as_one_chunk_on_the_sample_day(engine, monkeypatch):
     start = dt.date(2026, 11, 23)
-    data = sample.generate(start, 2, 250, seed=3)
+    data = demo.generate(start, 2, 250, seed=3)
     day = start + dt.timedelta(days=1)
     broken = [dict(t, turn_id=f"broken-{i}", answer=None) for i, t in enumerate(data.turns)
               if t["answered_at"].startswith(day.isoformat())][:3]
