@@ -9,7 +9,6 @@ import fnmatch
 import hashlib
 import json
 import os
-import time
 import tomllib
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -83,12 +82,10 @@ def test_generate_rejects_empty_ranges():
         demo.generate(START, 1, turns_per_day=0)
 
 
-def test_a_week_generates_in_well_under_two_seconds():
-    began = time.perf_counter()
+def test_a_week_at_300_turns_a_day_generates_the_whole_week():
+    # its speed is measured by bench/bench_demo_generate.py, never timed in a test
     data = demo.generate(START + dt.timedelta(days=70), DAYS, turns_per_day=300, seed=9)
-    elapsed = time.perf_counter() - began
     assert len(data.turns) > 2000
-    assert elapsed < 3.0, f"generate took {elapsed:.2f}s"
 
 
 def test_every_valid_turn_has_the_json_shape(week):
