@@ -13,11 +13,11 @@ import socket
 import types
 
 import pytest
-from conftest import REPO, load_fixture, orbit_settings, orbit_warehouse_turns
 
 from citecheck import job
 from citecheck import warehouse as W
 from citecheck.warehouse.alerts import replace_alerts
+from helpers import REPO, load_fixture, orbit_settings, orbit_warehouse_turns
 
 DAY = dt.date(2026, 11, 30)
 ALERTS = [
