@@ -13,7 +13,7 @@ eval.py (Gao et al., 2023), for a citation c of the sentence:
     elsewhere  = the first passage, in the judge's order of preference, that supports the sentence
                  alone (uncited ones first when the citations fail); else a set that does jointly
     faithful   = cited or elsewhere
-    credited c = cited and not (not alone[c] and rest[c])   (ALCE: an irrelevant citation is not)
+    credited c = supported and not (not alone[c] and rest[c])  (ALCE: an irrelevant citation is not)
                  or, for the LLM judge, Liu et al.'s rule on full / partial / none (`liu_credit`)
 
 `verdicts.decide` turns the Judgment into a sentence verdict and applies the credit rule.
