@@ -1,14 +1,13 @@
 """The Anthropic judge: requests by answer, sent by the configured transport, under the budget.
 
-Without `ANTHROPIC_API_KEY` nothing is sent and the status is `skipped_no_api_key`. When the
-next answer would not fit the budget, escalation stops there: the rest are left out, counted,
-and the status is `budget_reached`.
+Without a key (given when the judge is built, else `ANTHROPIC_API_KEY`) nothing is sent and the
+status is `skipped_no_api_key`. When the next answer would not fit the budget, escalation stops
+there: the rest are left out, counted, and the status is `budget_reached`.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -39,6 +38,7 @@ class AnthropicJudge:
         run_id: str | None = None,
         batch_state: BatchStateStore | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        api_key: str | None = None,
     ) -> None:
         self.config = config
         self.version = config.model
@@ -50,7 +50,7 @@ class AnthropicJudge:
             )
         self._budget = Budget(config.budget_usd, config.budget_answers)
         self._ledger = Ledger(config)
-        self._calls = Calls(config, self._budget, self._ledger, sleep)
+        self._calls = Calls(config, self._budget, self._ledger, sleep, api_key)
         self._batches = BatchTransport(self._calls, batch_state, run_id)
 
     @property
@@ -62,7 +62,8 @@ class AnthropicJudge:
         return self._batches.batch_state
 
     def client(self) -> Any:
-        """The SDK client: key and base URL from ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL."""
+        """The SDK client: the key given when the judge was built, else ANTHROPIC_API_KEY; the base
+        URL from ANTHROPIC_BASE_URL."""
         return self._calls.client()
 
     def judge(self, items: Sequence[JudgeItem]) -> list[Judgment]:
@@ -77,7 +78,7 @@ class AnthropicJudge:
             out[pos] = a
         ledger.count("sentences_without_citations", len(early))
         ledger.count("answers_escalated", len(requests))
-        if requests and not os.environ.get("ANTHROPIC_API_KEY"):
+        if requests and not self._calls.has_api_key():
             ledger.flags.add("skipped_no_api_key")
             log.warning(
                 "anthropic judge: ANTHROPIC_API_KEY is not set; %d answers not escalated", len(requests)
@@ -146,9 +147,11 @@ def from_spec(
     *,
     run_id: str | None = None,
     batch_state: BatchStateStore | None = None,
+    api_key: str | None = None,
     **_: Any,
 ) -> AnthropicJudge:
-    """Build the judge of an `anthropic` spec; `run_id` and `batch_state` let batches reattach."""
+    """Build the judge of an `anthropic` spec; `run_id` and `batch_state` let batches reattach;
+    `api_key` (else ANTHROPIC_API_KEY) authenticates."""
     if batch_state is not None and not isinstance(batch_state, BatchStateStore):
         raise JudgeSpecError("anthropic judge: batch_state must have get(run_id) and put(run_id, batch_id)")
-    return AnthropicJudge(config_from_spec(spec), run_id=run_id, batch_state=batch_state)
+    return AnthropicJudge(config_from_spec(spec), run_id=run_id, batch_state=batch_state, api_key=api_key)

@@ -12,6 +12,7 @@ answer or passage text, replies, or the key.
 from __future__ import annotations
 
 import logging
+import os
 import random
 import threading
 import time
@@ -48,22 +49,35 @@ class Calls:
     """The API calls of one judge, booked in its `Ledger` and reserved against its `Budget`."""
 
     def __init__(
-        self, config: LLMConfig, budget: Budget, ledger: Ledger, sleep: Callable[[float], None]
+        self,
+        config: LLMConfig,
+        budget: Budget,
+        ledger: Ledger,
+        sleep: Callable[[float], None],
+        api_key: str | None = None,
     ) -> None:
         self.config = config
         self.budget = budget
         self.ledger = ledger
         self.sleep = sleep
+        self._api_key = api_key  # None: the SDK reads ANTHROPIC_API_KEY
         self._client: Any = None
         self._lock = threading.Lock()
 
+    def has_api_key(self) -> bool:
+        """Whether a key was given when the judge was built or ANTHROPIC_API_KEY is set."""
+        return bool(self._api_key or os.environ.get("ANTHROPIC_API_KEY"))
+
     def client(self) -> Any:
-        """The SDK client: key and base URL from ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL."""
+        """The SDK client: the key given when the judge was built, else ANTHROPIC_API_KEY; the base
+        URL from ANTHROPIC_BASE_URL."""
         with self._lock:
             if self._client is None:
                 import anthropic
 
-                self._client = anthropic.Anthropic(max_retries=0, timeout=self.config.timeout_s)
+                self._client = anthropic.Anthropic(
+                    api_key=self._api_key, max_retries=0, timeout=self.config.timeout_s
+                )
             return self._client
 
     def with_retries(self, call: Callable[[], Any], *, what: str, billed: bool) -> Any:
