@@ -10,7 +10,7 @@ on days 1-39 is a false alarm.
 
 Each day is loaded into a fresh SQLite warehouse and run with `citecheck.job.run_day`: extract →
 structural → judge → aggregate → validate → publish → monitor, the monitor with its default
-settings (28 history days, at least 7). The bench prints the alerts of day 40, every alert of
+settings (28 history days, at least 14). The bench prints the alerts of day 40, every alert of
 days 1-39 (false alarms) with the number of series checked, and the alerts after the step.
 
 Run:

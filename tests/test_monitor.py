@@ -173,7 +173,7 @@ def test_too_little_history_means_no_alert_and_says_so(engine):
     _publish_metric_days(engine, 4, lambda i: 0.005 if i < 3 else 0.05)
     stats = monitor_day(engine, START + dt.timedelta(days=3), "r3", SETTINGS)
     assert stats["alerts"] == 0 and stats["history_days"] == 3
-    assert "too little history" in stats["reason"] and "needs 7" in stats["reason"]
+    assert "too little history" in stats["reason"] and "needs 14" in stats["reason"]
     assert stats["outcomes"] == {"short_history": 1}
     assert alerts_between(engine, START, START + dt.timedelta(days=10)) == []
 

@@ -25,7 +25,7 @@ Configuration, the `[monitor]` section of the TOML config (every key optional):
 metrics = ["unknown_labels_per_1000_answers", "attachment_rate"]   # default: DEFAULT_METRICS
 averaging = ["micro"]
 history_days = 28
-min_history = 7
+min_history = 14
 min_denominator = 50
 alpha = 0.001
 notify_to = ["quality-team@example.com"]            # e-mail recipients of the notifier
@@ -102,7 +102,7 @@ class MonitorSettings:
     metrics: tuple[str, ...] = DEFAULT_METRICS
     averaging: tuple[str, ...] = ("micro",)
     history_days: int = 28
-    min_history: int = 7
+    min_history: int = 14
     min_denominator: float = 50.0
     alpha: float = 0.001
     thresholds: Mapping[str, Threshold] = field(default_factory=lambda: dict(DEFAULT_THRESHOLDS))
