@@ -289,7 +289,7 @@ def test_a_few_events_in_a_small_slice_are_no_step_by_the_sampling_test():
     200 citations against a pooled 1% is not unlikely enough (binomial p ~ 0.02)."""
     from citecheck.monitor import pooled_counts, sampling_p
 
-    rates = [0.01, 0.005, 0.015, 0.01, 0.01, 0.005, 0.015, 0.01, 0.01, 0.01]
+    rates = [0.01, 0.005, 0.015, 0.01, 0.01, 0.005, 0.015, 0.01, 0.01, 0.01] * 2
     past = [{"value": r, "numerator": r * 200, "denominator": 200} for r in rates]
     row = {"value": 0.03, "numerator": 6, "denominator": 200}
     t = Threshold(abs=0.01, rel=0.5)
@@ -301,7 +301,7 @@ def test_a_few_events_in_a_small_slice_are_no_step_by_the_sampling_test():
     outcome, alert = check_series(rates, big, t, SETTINGS, pooled_counts("unknown_label_rate", "micro", big, past))
     assert outcome == "alert" and "sampling test (binomial, 60 of 2000)" in alert["rule"]
     per_answer = pooled_counts("unknown_labels_per_1000_answers", "micro", {"numerator": 8000.0, "denominator": 210},
-                               [{"numerator": 2400.0, "denominator": 200}] * 10)
+                               [{"numerator": 2400.0, "denominator": 200}] * 20)
     assert per_answer["per_unit"] and per_answer["count"] == 8 and per_answer["rate"] == pytest.approx(0.012)
     assert 1e-3 < sampling_p(8, 210, 0.012, per_unit=True) < 0.05
     assert pooled_counts("unknown_label_rate", "macro", row, past) is None
