@@ -478,6 +478,7 @@ def _sentence_row(run_id: str, day: dt.date, conversation_id: str, turn_id: str,
         "judge": j.judge if j else None, "judge_version": (j.judge_version if j else None),
         "reason": (j.unjudged_reason if j else None) or s.non_claim_reason,
         "llm": _jsonable(j.detail.get("llm")) if j and j.detail.get("llm") else None,
+        "first_stage": _jsonable(j.detail.get("first_stage")) if j and j.detail.get("first_stage") else None,
     }
 
 
