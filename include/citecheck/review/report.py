@@ -58,6 +58,19 @@ def export_sample(engine: Engine, from_day: dt.date, to_day: dt.date, size: int,
             "format": fmt, "strata": dict(sorted(strata.items()))}
 
 
+def exported_items(engine: Engine, from_day: dt.date, to_day: dt.date) -> int:
+    """How many items the period's stored sample holds (0: not exported yet)."""
+    with engine.connect() as conn:
+        return len(WR.sample_items(conn, S.sample_id(from_day, to_day)))
+
+
+def labelled_count(engine: Engine, from_day: dt.date, to_day: dt.date) -> int:
+    """How many items of the period's sample some reviewer has labelled."""
+    with engine.connect() as conn:
+        items = WR.sample_items(conn, S.sample_id(from_day, to_day))
+        return len({lab["item_id"] for lab in WR.labels_of(conn, [i["item_id"] for i in items])})
+
+
 def import_labels(engine: Engine, path: str | Path, reviewer: str, fmt: str | None = None) -> LabelFile:
     """Validate a labelled file and store its good rows as `reviewer`'s labels."""
     if not reviewer or not reviewer.strip():

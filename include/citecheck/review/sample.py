@@ -2,8 +2,9 @@
 
 Strata are (final verdict, deciding judge) over the period's judged check-worthy sentences, so
 rare verdicts and the LLM-decided sentences are represented. Allocation: half of the sample is
-split equally across strata, the rest in proportion to their sizes (largest remainders; a
-stratum never gets more than it holds; what one cannot take goes to the others). Inside a
+split equally across strata (at least one item each when the size allows), the rest in
+proportion to their sizes (largest remainders; a stratum never gets more than it holds; what one
+cannot take goes to the others). Inside a
 stratum the items are the first `n_h` by a salted hash of (turn, sentence), a fixed pseudo-random
 order, so the draw is a simple random sample without replacement and its inclusion probability
 is exactly `n_h / N_h`; a re-export of the same period and size draws the same items.
@@ -51,7 +52,10 @@ def allocate(sizes: Mapping[str, int], size: int) -> dict[str, int]:
     size = max(0, min(size, total))
     if not sizes or not size:
         return {k: 0 for k in sizes}
-    alloc = {k: min(n, size // (2 * len(sizes))) for k, n in sizes.items()}
+    equal = size // (2 * len(sizes))
+    if size >= len(sizes):  # every stratum represented, so the weights stand for all of them
+        equal = max(1, equal)
+    alloc = {k: min(n, equal) for k, n in sizes.items()}
     while (left := size - sum(alloc.values())) > 0:
         room = {k: sizes[k] - alloc[k] for k in sizes if sizes[k] > alloc[k]}
         weight = sum(room.values())
