@@ -2,12 +2,18 @@
 Zrnic, "Prediction-powered inference", Science 2023), with the authors' package `ppi-python`.
 
 Per sentence of the period's judged population, the judges' value `Yhat` is known everywhere;
-on the labelled review items the human value `Y` is known too. The estimate is the mean of `Yhat`
-over the population plus the weighted mean of the rectifier `Y - Yhat` over the labelled items
-(PPI++ power tuning `lambda` chosen from the data, `ppi_mean_ci`); weights are 1 / inclusion
-probability, so the stratified sample stands for the population. Its interval is valid whatever
-the judges' errors; the judge-only value has no interval for them, and the human-only value
-(`classical_mean_ci` on the labels alone) is valid but wider.
+on the labelled review items the human value `Y` is known too. In each stratum of the review
+sample (a simple random sample of it), the estimate is the stratum's mean of `lambda * Yhat` plus
+the labelled items' mean of the rectifier `Y - lambda * Yhat` (PPI++ power tuning: `lambda` from
+the data; `ppi_mean_ci`). The strata are combined with weights N_h / N, which is weighting every
+labelled item by 1 / its inclusion probability, with the stratified variance, so the interval is
+valid for the stratified design (PPI's own interval assumes one i.i.d. sample and is too wide
+here: 100% coverage in `bench/bench_calibration.py`). The judge-only value has no interval for
+the judges' errors; the human-only value (`classical_mean_ci` on the labels, same design) is
+valid too. When the strata are the judge's verdicts, the verdict carries no information inside a
+stratum and both coincide for recall and faithfulness; the calibration then lives in the
+stratification, and PPI gains where the judges' values vary inside a stratum (precision's
+credited counts) or where the sample is not stratified by them.
 
 Metrics (population: judged check-worthy sentences; SPEC §5):
 - `citation_recall`: Yhat = verdict `supported`; Y = the reviewer says its cited passages support
@@ -21,6 +27,7 @@ Metrics (population: judged check-worthy sentences; SPEC §5):
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -48,33 +55,90 @@ def human_values(human_supported: bool, grades: Mapping[str, str], cited: Sequen
             "citation_precision": float(sum(credit.values()))}
 
 
+def _groups(population_strata: Sequence[str], strata: Sequence[str]) -> dict[str, str]:
+    """Stratum → estimation group: a stratum with fewer than 2 labelled items (its variance is
+    unknown) joins one collapsed group, which joins the largest stratum if it holds fewer than 2
+    labelled items itself (the usual collapsed-strata practice)."""
+    labelled = Counter(strata)
+    sizes = Counter(population_strata)
+    group = {h: h if labelled[h] >= 2 else "(collapsed)" for h in set(sizes) | set(labelled)}
+    if sum(labelled[h] for h, g in group.items() if g == "(collapsed)") < 2:
+        full = [h for h, g in group.items() if g != "(collapsed)"]
+        if full:
+            biggest = max(full, key=lambda h: (sizes[h], h))
+            group = {h: biggest if g == "(collapsed)" else g for h, g in group.items()}
+    return group
+
+
+def stratified(population_yhat: Sequence[float], population_strata: Sequence[str], y: Sequence[float],
+               yhat: Sequence[float], weights: Sequence[float], strata: Sequence[str],
+               confidence: float = P.DEFAULT_CONFIDENCE) -> dict[str, tuple[float, float] | None]:
+    """(estimate, standard error) of the population mean: `calibrated` (PPI++ per stratum,
+    ppi-python's `ppi_mean_ci`: the point is its interval's centre) and `human_only` (the
+    labels alone, `classical_mean_ci`), each combined over strata with weights N_h / N, the
+    standard stratified estimator; weights 1 / inclusion probability inside a collapsed group.
+    None when fewer than 2 items are labelled."""
+    import numpy as np
+    from ppi_py import classical_mean_ci, ppi_mean_ci
+    from scipy.stats import norm
+
+    if len(y) < 2 or not len(population_yhat):
+        return {"calibrated": None, "human_only": None}
+    z = float(norm.ppf(0.5 + confidence / 2))
+    group = _groups(population_strata, strata)
+    pop = np.asarray(population_yhat, dtype=float)
+    pop_group = np.asarray([group[h] for h in population_strata])
+    Y, Yh, w = (np.asarray(v, dtype=float) for v in (y, yhat, weights))
+    lab_group = np.asarray([group[h] for h in strata])
+    big_n = len(pop)
+    out = {"calibrated": [0.0, 0.0], "human_only": [0.0, 0.0]}
+    for g in sorted(set(group.values())):
+        share = float((pop_group == g).sum()) / big_n
+        sel = lab_group == g
+        if not share or sel.sum() < 2:
+            continue
+        # a judge value constant in the group (a verdict stratum) leaves lambda undefined: any
+        # value gives the same estimate, so take plain PPI (lambda = 1)
+        lam = 1.0 if np.ptp(Yh[sel]) == 0 or np.ptp(pop[pop_group == g]) == 0 else None
+        intervals = {
+            "calibrated": ppi_mean_ci(Y[sel], Yh[sel], pop[pop_group == g], alpha=1 - confidence, w=w[sel],
+                                      lam=lam),
+            "human_only": classical_mean_ci(Y[sel], w=w[sel], alpha=1 - confidence),
+        }
+        for name, (low, high) in intervals.items():
+            low, high = float(np.ravel(low)[0]), float(np.ravel(high)[0])
+            out[name][0] += share * (low + high) / 2
+            out[name][1] += (share * (high - low) / (2 * z)) ** 2
+    return {name: (value, var ** 0.5) for name, (value, var) in out.items()}
+
+
 def estimate(metric: str, population_yhat: Sequence[float], y: Sequence[float], yhat: Sequence[float],
-             weights: Sequence[float], *, scale: float = 1.0, confidence: float = P.DEFAULT_CONFIDENCE
+             weights: Sequence[float], *, population_strata: Sequence[str] | None = None,
+             strata: Sequence[str] | None = None, scale: float = 1.0, confidence: float = P.DEFAULT_CONFIDENCE
              ) -> list[dict[str, Any]]:
     """Rows `METRIC` (judge-only), `METRIC_calibrated` (PPI) and `METRIC_human_only`, each value
-    divided by `scale` (citations per sentence, for precision)."""
-    import numpy as np
-    from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
+    divided by `scale` (citations per sentence, for precision). Without strata: one stratum."""
+    from scipy.stats import norm
 
-    pop = np.asarray(population_yhat, dtype=float)
-    n, big_n = len(y), len(pop)
-    rows: list[dict[str, Any]] = [{"metric": metric, "value": _scaled(pop.mean(), scale) if big_n else None,
+    big_n = len(population_yhat)
+    population_strata = population_strata if population_strata is not None else ["all"] * big_n
+    strata = strata if strata is not None else ["all"] * len(y)
+    judge_only = sum(population_yhat) / big_n if big_n else None
+    rows: list[dict[str, Any]] = [{"metric": metric, "value": None if judge_only is None else judge_only / scale,
                                    "ci_low": None, "ci_high": None,
                                    "method": "judges only (no interval for their errors)"}]
-    if n >= 2 and big_n and scale > 0:
-        Y, Yh, w = (np.asarray(v, dtype=float) for v in (y, yhat, weights))
-        alpha = 1 - confidence
-        point = float(np.ravel(ppi_mean_pointestimate(Y, Yh, pop, w=w))[0])
-        low, high = (float(np.ravel(b)[0]) for b in ppi_mean_ci(Y, Yh, pop, alpha=alpha, w=w))
-        h_low, h_high = (float(np.ravel(b)[0]) for b in classical_mean_ci(Y, w=w, alpha=alpha))
-        human = float(np.sum(w * Y) / np.sum(w))
-        rows.append({"metric": f"{metric}_calibrated", "value": _scaled(point, scale), "ci_low": _bound(low, scale),
-                     "ci_high": _bound(high, scale), "method": "ppi++ mean (ppi-python ppi_mean_ci), weighted"})
-        rows.append({"metric": f"{metric}_human_only", "value": _scaled(human, scale),
-                     "ci_low": _bound(h_low, scale), "ci_high": _bound(h_high, scale),
-                     "method": "weighted mean of the labels (ppi-python classical_mean_ci)"})
+    z = float(norm.ppf(0.5 + confidence / 2))
+    found = stratified(population_yhat, population_strata, y, yhat, weights, strata, confidence)
+    methods = {"calibrated": "ppi++ mean per stratum (ppi-python ppi_mean_ci), stratified",
+               "human_only": "mean of the labels per stratum (ppi-python classical_mean_ci), stratified"}
+    for name, method in methods.items():
+        if found[name] is not None and scale > 0:
+            value, se = found[name]
+            rows.append({"metric": f"{metric}_{name}", "value": _scaled(value, scale),
+                         "ci_low": _bound(value - z * se, scale), "ci_high": _bound(value + z * se, scale),
+                         "method": method})
     for row in rows:
-        row.update(confidence=confidence, labelled_items=n, population_items=big_n)
+        row.update(confidence=confidence, labelled_items=len(y), population_items=big_n)
     return rows
 
 
@@ -92,12 +156,16 @@ def calibrated_rows(population: Sequence[Mapping[str, Any]], labelled: Sequence[
     """Judge-only, calibrated and human-only rows of every metric. `population`: published rows
     (`judged_sentences`); `labelled`: items with `weight`, `human_supported`, `grades`,
     `cited_labels` and the row's judge values under `judge`."""
+    from citecheck.review.sample import stratum
+
     judge = [judge_values(r) for r in population]
     citations = sum(r["citations"] for r in population)
+    population_strata = [stratum(r) for r in population]
     rows = []
     for metric in METRICS:
         scale = citations / len(population) if metric == "citation_precision" and population else 1.0
         human = [human_values(i["human_supported"], i["grades"], i["cited_labels"])[metric] for i in labelled]
         rows.extend(estimate(metric, [j[metric] for j in judge], human, [i["judge"][metric] for i in labelled],
-                             [i["weight"] for i in labelled], scale=scale, confidence=confidence))
+                             [i["weight"] for i in labelled], population_strata=population_strata,
+                             strata=[i["stratum"] for i in labelled], scale=scale, confidence=confidence))
     return rows

@@ -111,7 +111,7 @@ def labelled_items(engine: Engine, from_day: dt.date, to_day: dt.date
         row = rows[(item["turn_id"], item["sentence_index"])]
         supported, grades = Q.consensus(by_item[item["item_id"]])
         out.append({
-            "item_id": item["item_id"], "weight": 1.0 / item["inclusion_probability"],
+            "item_id": item["item_id"], "weight": 1.0 / item["inclusion_probability"], "stratum": item["stratum"],
             "human_supported": supported, "grades": grades, "cited_labels": list(item["cited_labels"] or []),
             "passes": Q.judge_passes(row), "nli_score": Q.nli_score(row), "judge": C.judge_values(row),
             "attributes": turns.get(item["turn_id"], {}).get("attributes", {}),
