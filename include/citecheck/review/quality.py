@@ -85,7 +85,7 @@ def slices_of(item: Mapping[str, Any]) -> Iterable[tuple[str, str]]:
     """The slices an item belongs to: all, each turn attribute, and its citation count."""
     yield "all", "all"
     for key, value in sorted((item.get("attributes") or {}).items()):
-        yield f"attr:{key}", str(value)
+        yield f"attr:{key}"[:200], str(value)[:400]
     n = len(item.get("cited_labels") or [])
     yield "citations", "2+" if n >= 2 else str(n)
 

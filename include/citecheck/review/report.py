@@ -5,7 +5,7 @@ commands and the weekly DAG call)."""
 from __future__ import annotations
 
 import datetime as dt
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -42,9 +42,7 @@ def export_sample(engine: Engine, from_day: dt.date, to_day: dt.date, size: int,
     with engine.connect() as conn:
         population = list(WR.judged_sentences(conn, from_day, to_day))
         items = S.draw(population, size, salt)
-        keys = {(i["turn_id"], i["sentence_index"]) for i in items}
-        sentences = {(r["turn_id"], r["sentence_index"]): r["text"] or "" for r in population
-                     if (r["turn_id"], r["sentence_index"]) in keys}
+        sentences = WR.sentence_texts(conn, {(i["day"], i["turn_id"], i["sentence_index"]) for i in items})
         turns = WR.turn_texts(conn, {i["turn_id"] for i in items})
     now = dt.datetime.now(dt.UTC)
     sid = S.sample_id(from_day, to_day)
@@ -89,7 +87,8 @@ def labelled_items(engine: Engine, from_day: dt.date, to_day: dt.date
                    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """(population rows, labelled items, every label of the sample's items) of a period.
 
-    A labelled item carries its weight, the reviewers' consensus, each judge's pass, the NLI
+    A labelled item carries its weight (stratum size / labelled items of the stratum), the
+    reviewers' consensus, each judge's pass, the NLI
     score, its slices' attributes and the judges' metric values; an item whose sentence is no
     longer published (the day was rerun without it) is left out."""
     _check_period(from_day, to_day)
@@ -106,12 +105,16 @@ def labelled_items(engine: Engine, from_day: dt.date, to_day: dt.date
         rows = {(r["turn_id"], r["sentence_index"]): r for r in population}
         chosen = [i for i in items if i["item_id"] in by_item and (i["turn_id"], i["sentence_index"]) in rows]
         turns = WR.turn_texts(conn, {i["turn_id"] for i in chosen})
+    # A stratum labelled only in part counts as a random subsample of it: weight N_h / labelled_h
+    # (= 1 / inclusion probability once the whole sample is labelled).
+    labelled_per_stratum = Counter(i["stratum"] for i in chosen)
     out = []
     for item in chosen:
         row = rows[(item["turn_id"], item["sentence_index"])]
         supported, grades = Q.consensus(by_item[item["item_id"]])
         out.append({
-            "item_id": item["item_id"], "weight": 1.0 / item["inclusion_probability"], "stratum": item["stratum"],
+            "item_id": item["item_id"], "stratum": item["stratum"],
+            "weight": item["stratum_size"] / labelled_per_stratum[item["stratum"]],
             "human_supported": supported, "grades": grades, "cited_labels": list(item["cited_labels"] or []),
             "passes": Q.judge_passes(row), "nli_score": Q.nli_score(row), "judge": C.judge_values(row),
             "attributes": turns.get(item["turn_id"], {}).get("attributes", {}),

@@ -22,7 +22,8 @@ _IN_CHUNK = 1000
 def judged_sentences(conn: Connection, from_day: dt.date, to_day: dt.date) -> Iterator[dict[str, Any]]:
     """The judged check-worthy sentences of the published days in [from_day, to_day] (the
     population of the judged metrics), each with its citation count and credited citations,
-    ordered by (day, turn, sentence)."""
+    ordered by (day, turn, sentence); without their text (`sentence_texts`), so a week of
+    sentences stays small in memory."""
     s, c = T.sentence_verdicts.c, T.citation_verdicts.c
     credited = (
         sa.select(c.day, c.turn_id, c.sentence_index,
@@ -32,7 +33,7 @@ def judged_sentences(conn: Connection, from_day: dt.date, to_day: dt.date) -> It
         .subquery()
     )
     q = (
-        sa.select(s.day, s.turn_id, s.sentence_index, s.text, s.labels, s.unknown_labels, s.stale_labels,
+        sa.select(s.day, s.turn_id, s.sentence_index, s.labels, s.unknown_labels, s.stale_labels,
                   s.attached, s.verdict, s.score, s.judge, s.llm, s.first_stage, credited.c.credited)
         .outerjoin(credited, sa.and_(credited.c.day == s.day, credited.c.turn_id == s.turn_id,
                                      credited.c.sentence_index == s.sentence_index))
@@ -45,6 +46,22 @@ def judged_sentences(conn: Connection, from_day: dt.date, to_day: dt.date) -> It
         out["citations"] = len(out["labels"])
         out["credited"] = int(out["credited"] or 0)
         yield out
+
+
+def sentence_texts(conn: Connection, day_keys: Iterable[tuple[dt.date, str, int]]) -> dict[tuple[str, int], str]:
+    """(turn, sentence index) → the published sentence text, for the given (day, turn, index)."""
+    s = T.sentence_verdicts.c
+    keys = sorted(set(day_keys))
+    out: dict[tuple[str, int], str] = {}
+    for start in range(0, len(keys), _IN_CHUNK):
+        chunk = keys[start:start + _IN_CHUNK]
+        wanted = {(t, i) for _, t, i in chunk}
+        q = sa.select(s.turn_id, s.sentence_index, s.text).where(
+            s.day.in_(sorted({d for d, _, _ in chunk})), s.turn_id.in_(sorted({t for _, t, _ in chunk})))
+        for turn_id, index, text in conn.execute(q):
+            if (turn_id, index) in wanted:
+                out[(turn_id, index)] = text or ""
+    return out
 
 
 def turn_texts(conn: Connection, turn_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
