@@ -88,9 +88,13 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         data = json.loads(Path(args.labels).read_text(encoding="utf-8"))
         rows = data["rows"] if isinstance(data, dict) else data
     elif args.from_ and args.to:  # the human labels of the review loop, from the warehouse
-        from citecheck.review.report import calibration_rows
+        from citecheck.review.report import NoSample, calibration_rows
 
-        rows = calibration_rows(_engine(), args.from_, args.to)
+        try:
+            rows = calibration_rows(_engine(), args.from_, args.to)
+        except (NoSample, ValueError) as exc:
+            sys.stderr.write(f"citecheck: error: {exc}\n")
+            return EXIT_USAGE
     else:
         sys.stderr.write("citecheck: error: calibrate needs --labels FILE, or --from and --to (review labels)\n")
         return EXIT_USAGE
