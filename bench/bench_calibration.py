@@ -93,9 +93,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {design:<10} width calibrated / human-only: {ratio:.3f}")
     product = mean(stats[("stratified", "calibrated")]["width"]) / mean(stats[("simple", "human_only")]["width"])
     print(f"  width calibrated (stratified, the product) / human-only (simple sample, no judge): {product:.3f}")
-    coverages = [100 * mean(stats[(d, "calibrated")]["cover"]) for d in designs]
-    ok = all(93.0 <= c <= 97.0 for c in coverages)
-    print(f"  calibrated coverage goal 93-97% in both designs: {'met' if ok else 'NOT met'}")
+    coverage = 100 * mean(stats[("stratified", "calibrated")]["cover"])
+    ok = 93.0 <= coverage <= 97.0
+    print(f"  calibrated coverage goal 93-97% (the product's stratified design): {'met' if ok else 'NOT met'}"
+          f" ({coverage:.1f}%; Monte Carlo standard error {(95 * 5 / args.reps) ** 0.5:.1f} points)")
     return 0 if ok else 1
 
 
