@@ -17,6 +17,7 @@ from typing import Any
 
 from citecheck.calibration import agreement
 from citecheck.review import proportions as P
+from citecheck.turns import MAX_ATTRIBUTE_VALUE_CHARS
 
 JUDGES = ("first_stage", "llm", "final")
 PASSING_VERDICTS = ("supported", "uncited_supported")
@@ -85,7 +86,7 @@ def slices_of(item: Mapping[str, Any]) -> Iterable[tuple[str, str]]:
     """The slices an item belongs to: all, each turn attribute, and its citation count."""
     yield "all", "all"
     for key, value in sorted((item.get("attributes") or {}).items()):
-        yield f"attr:{key}"[:200], str(value)[:400]
+        yield f"attr:{key}"[:200], str(value)[:MAX_ATTRIBUTE_VALUE_CHARS]
     n = len(item.get("cited_labels") or [])
     yield "citations", "2+" if n >= 2 else str(n)
 

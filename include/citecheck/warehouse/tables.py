@@ -29,7 +29,15 @@ from sqlalchemy import (
     func,
 )
 
+from citecheck.turns import MAX_ATTRIBUTE_VALUE_CHARS, MAX_ID_CHARS
+
 metadata = MetaData()
+JUDGE_VERSIONS_CHARS = 400  # "judge:version" pairs of a run, comma-joined
+
+
+def _id() -> String:
+    """The width of turn ids, conversation ids and labels (`turns.MAX_ID_CHARS`, enforced on input)."""
+    return String(MAX_ID_CHARS)
 
 
 class UTCDateTime(TypeDecorator[dt.datetime]):
@@ -55,8 +63,8 @@ class UTCDateTime(TypeDecorator[dt.datetime]):
 # --- source: the logged turns -------------------------------------------------------------
 source_turns = Table(
     "source_turns", metadata,
-    Column("turn_id", String(200), primary_key=True),
-    Column("conversation_id", String(200), nullable=True),
+    Column("turn_id", _id(), primary_key=True),
+    Column("conversation_id", _id(), nullable=True),
     Column("turn_index", Integer, nullable=True),
     Column("answered_at", UTCDateTime, nullable=True),
     Column("question", Text, nullable=True),
@@ -72,9 +80,9 @@ source_turns = Table(
 
 source_passages = Table(
     "source_passages", metadata,
-    Column("turn_id", String(200), primary_key=True),
+    Column("turn_id", _id(), primary_key=True),
     Column("position", Integer, primary_key=True),
-    Column("label", String(200), nullable=True),
+    Column("label", _id(), nullable=True),
     Column("source", Text, nullable=True),
     Column("text", Text, nullable=True),
     Column("document_id", String(200), nullable=True),
@@ -90,15 +98,15 @@ def _run_columns() -> list[Column]:
     return [
         Column("run_id", String(64), nullable=False),
         Column("config_hash", String(32), nullable=False),
-        Column("judge_versions", String(400), nullable=True),
+        Column("judge_versions", String(JUDGE_VERSIONS_CHARS), nullable=True),
     ]
 
 
 def _sentence_columns() -> list[Column]:
     return [
-        Column("turn_id", String(200), primary_key=True),
+        Column("turn_id", _id(), primary_key=True),
         Column("sentence_index", Integer, primary_key=True),
-        Column("conversation_id", String(200)),
+        Column("conversation_id", _id()),
         Column("text", Text),
         Column("labels", JSON),
         Column("unknown_labels", JSON),
@@ -120,9 +128,9 @@ def _sentence_columns() -> list[Column]:
 
 def _citation_columns() -> list[Column]:
     return [
-        Column("turn_id", String(200), primary_key=True),
+        Column("turn_id", _id(), primary_key=True),
         Column("sentence_index", Integer, primary_key=True),
-        Column("label", String(200), primary_key=True),
+        Column("label", _id(), primary_key=True),
         Column("status", String(20)),
         Column("check_worthy", Boolean),
         Column("alone", Boolean),
@@ -134,7 +142,7 @@ def _citation_columns() -> list[Column]:
 def _metric_columns() -> list[Column]:
     return [
         Column("slice_name", String(200), primary_key=True),
-        Column("slice_value", String(400), primary_key=True),
+        Column("slice_value", String(MAX_ATTRIBUTE_VALUE_CHARS), primary_key=True),
         Column("metric", String(80), primary_key=True),
         Column("averaging", String(10), primary_key=True),
         Column("numerator", Float),
@@ -148,7 +156,7 @@ def _metric_columns() -> list[Column]:
 
 def _skipped_columns() -> list[Column]:
     return [
-        Column("turn_id", String(200), primary_key=True),
+        Column("turn_id", _id(), primary_key=True),
         Column("reason", Text, nullable=False),
     ]
 
@@ -177,7 +185,7 @@ runs = Table(
     Column("llm_cost_usd", Float),
     Column("config_hash", String(32)),
     Column("judge", String(40)),
-    Column("judge_versions", String(400)),
+    Column("judge_versions", String(JUDGE_VERSIONS_CHARS)),
     Column("timings", JSON),
     Column("stats", JSON),
     Column("validation", JSON),
@@ -189,7 +197,7 @@ runs = Table(
 stage_turns = Table(
     "stage_turns", metadata,
     Column("run_id", String(64), primary_key=True),
-    Column("turn_id", String(200), primary_key=True),
+    Column("turn_id", _id(), primary_key=True),
     Column("shard", Integer, nullable=False),
     Column("selected", Boolean, nullable=False),
     Column("structured", JSON, nullable=False),
@@ -198,7 +206,7 @@ stage_turns = Table(
 stage_judgments = Table(
     "stage_judgments", metadata,
     Column("run_id", String(64), primary_key=True),
-    Column("turn_id", String(200), primary_key=True),
+    Column("turn_id", _id(), primary_key=True),
     Column("sentence_index", Integer, primary_key=True),
     Column("stage", String(20), primary_key=True),
     Column("judgment", JSON, nullable=False),
@@ -206,7 +214,7 @@ stage_judgments = Table(
 stage_skipped = Table(
     "stage_skipped", metadata,
     Column("run_id", String(64), primary_key=True),
-    Column("turn_id", String(200), primary_key=True),
+    Column("turn_id", _id(), primary_key=True),
     Column("reason", Text, nullable=False),
 )
 
@@ -241,7 +249,7 @@ review_items = Table(
     Column("sample_id", String(40), primary_key=True, comment="FROM..TO of the export (re-export replaces it)"),
     Column("item_id", String(40), primary_key=True, comment="stable id of (day, turn, sentence)"),
     Column("day", Date, nullable=False),
-    Column("turn_id", String(200), nullable=False),
+    Column("turn_id", _id(), nullable=False),
     Column("sentence_index", Integer, nullable=False),
     Column("cited_labels", JSON, nullable=False, comment="resolved labels the reviewer grades"),
     Column("stratum", String(200), nullable=False, comment="final verdict | deciding judge at export"),
@@ -274,7 +282,7 @@ judge_quality = Table(
     *_period_keys(),
     Column("judge", String(80), primary_key=True, comment="first_stage | llm | final | reviewers"),
     Column("slice_name", String(200), primary_key=True),
-    Column("slice_value", String(400), primary_key=True),
+    Column("slice_value", String(MAX_ATTRIBUTE_VALUE_CHARS), primary_key=True),
     Column("measure", String(80), primary_key=True,
            comment="agreement | false_pass | false_fail | cohens_kappa | threshold_for_false_pass_target"),
     Column("weighting", String(20), primary_key=True, comment="raw (labelled items) | weighted (population)"),
