@@ -312,6 +312,9 @@ def test_export_import_report_gives_the_known_false_passes_and_fails(warehouse, 
     fp, ff = quality[("final", "false_pass", "raw")], quality[("final", "false_fail", "raw")]
     assert (fp["numerator"], fp["denominator"]) == (3, expected["neg"])
     assert (ff["numerator"], ff["denominator"]) == (2, expected["pos"])
+    summary = report["judges"]["final"]["false_pass"]
+    assert (summary["numerator"], summary["denominator"]) == (3, expected["neg"])
+    assert summary["interval"] == [fp["ci_low"], fp["ci_high"]] and "weighted" in summary
     agree = quality[("final", "agreement", "raw")]
     assert (agree["numerator"], agree["denominator"]) == (25, 30)
     assert fp["ci_low"] < fp["value"] < fp["ci_high"]

@@ -132,7 +132,24 @@ def build_report(engine: Engine, from_day: dt.date, to_day: dt.date, *, confiden
     calibrated = C.calibrated_rows(population, items, confidence)
     return {"from": from_day.isoformat(), "to": to_day.isoformat(), "population": len(population),
             "labelled_items": len(items), "reviewers": sorted({lab["reviewer"] for lab in labels}),
-            "judge_quality": quality, "calibrated_metrics": calibrated}
+            "judges": judges_summary(quality), "judge_quality": quality, "calibrated_metrics": calibrated}
+
+
+def judges_summary(quality: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Slice `all` of the quality rows as {judge: {measure: {numerator, denominator, value,
+    interval, weighted: {...}}}}: what a reader of `review report --json` looks up first."""
+    out: dict[str, dict[str, Any]] = {}
+    for r in quality:
+        if r["slice_name"] != "all" or r["judge"] not in Q.JUDGES:
+            continue
+        entry = {"numerator": r["numerator"], "denominator": r["denominator"], "value": r["value"],
+                 "interval": [r["ci_low"], r["ci_high"]], "labelled_items": r["labelled_items"]}
+        measure = out.setdefault(r["judge"], {}).setdefault(r["measure"], {})
+        if r["weighting"] == "raw":
+            measure.update(entry)
+        else:
+            measure["weighted"] = entry
+    return out
 
 
 def publish(engine: Engine, from_day: dt.date, to_day: dt.date, **options: Any) -> dict[str, Any]:
