@@ -458,3 +458,17 @@ def test_weekly_dag_exports_then_publishes_once_labels_are_in(tmp_path):
         calibrated = {r.metric for r in conn.execute(T.calibrated_metrics.select())}
     engine.dispose()
     assert quality and "citation_recall_calibrated" in calibrated
+
+
+def test_weekly_dag_properties():
+    from airflow.dag_processing.dagbag import DagBag
+    from conftest import REPO
+
+    bag = DagBag(dag_folder=str(REPO / "dags"))
+    assert not bag.import_errors
+    dag = bag.dags["citation_review_weekly"]
+    assert dag.catchup is False and dag.doc_md and "review" in dag.tags
+    assert type(dag.timetable).__name__ == "CronDataIntervalTimetable"
+    assert {t.task_id for t in dag.tasks} == {"export_sample", "publish_quality"}
+    assert dag.get_task("publish_quality").upstream_task_ids == {"export_sample"}
+    assert {"sample_size", "format", "false_pass_target"} <= set(dag.params)
