@@ -143,6 +143,24 @@ def test_jsonl_labels_missing_fields_bad_json_and_a_later_line_replacing(tmp_pat
 
 # --- judge quality --------------------------------------------------------------------------
 
+def test_each_judges_pass_is_read_from_the_published_row():
+    escalated = {"verdict": "supported", "attached": True, "judge": "anthropic", "score": None,
+                 "first_stage": {"judge": "nli", "version": "m", "supported": False, "score": 0.31},
+                 "llm": {"status": "ok", "verdict": "supported"}}
+    assert Q.judge_passes(escalated) == {"first_stage": False, "llm": True, "final": True}
+    assert Q.nli_score(escalated) == 0.31
+    failed_llm = {**escalated, "verdict": "unsupported", "llm": {"status": "unjudged", "verdict": None}}
+    assert Q.judge_passes(failed_llm) == {"first_stage": False, "llm": None, "final": False}
+    nli_only = {"verdict": "miscited", "attached": True, "judge": "nli", "score": 0.2, "first_stage": None,
+                "llm": None}
+    assert Q.judge_passes(nli_only) == {"first_stage": False, "llm": None, "final": False}
+    assert Q.nli_score(nli_only) == 0.2
+    uncited = {"verdict": "uncited_supported", "attached": False, "judge": "recorded", "score": None,
+               "first_stage": None, "llm": None}
+    assert Q.judge_passes(uncited) == {"first_stage": True, "llm": None, "final": True}
+    assert Q.nli_score(uncited) is None
+
+
 def test_cohens_kappa_on_a_hand_computed_case():
     # 10 shared items: the reviewers agree on 7 (4 supported, 2 partial, 1 not supported).
     pairs = ([("supported", "supported")] * 4 + [("partial", "partial")] * 2 + [("not_supported", "not_supported")]
