@@ -490,3 +490,54 @@ def test_weekly_dag_properties():
     assert {t.task_id for t in dag.tasks} == {"export_sample", "publish_quality"}
     assert dag.get_task("publish_quality").upstream_task_ids == {"export_sample"}
     assert {"sample_size", "format", "false_pass_target"} <= set(dag.params)
+
+
+def test_a_cascade_day_publishes_each_stage_and_the_review_measures_them(tmp_path, monkeypatch):
+    """The Orbit Labs day through the job with the cascade (the real SDK against the project's fake
+    Messages API): escalated sentences keep their first-stage outcome in `first_stage`, and the
+    review report measures the first stage, the LLM and the final verdict separately."""
+    from conftest import orbit_settings, orbit_warehouse_turns
+    from fake_anthropic import grade_by_id, serve_with_env
+    from test_cascade import ORBIT_REPLIES, cascade_spec
+
+    from citecheck import warehouse as W
+    from citecheck.job import run_day
+    from citecheck.review import report as R
+    from citecheck.warehouse import review as WR
+
+    server_gen = serve_with_env(monkeypatch, "sk-test-review-0815")
+    server = next(server_gen)
+    try:
+        server.grader = grade_by_id(ORBIT_REPLIES)
+        url = f"sqlite:///{tmp_path}/wh.sqlite"
+        engine = W.make_engine(url)
+        W.init_warehouse(engine)
+        W.load_turns(engine, orbit_warehouse_turns())
+        day = dt.date(2026, 11, 30)
+        run_day(engine, day, orbit_settings(judge_spec=cascade_spec(sample_rate=0.0), shards=1))
+    finally:
+        next(server_gen, None)
+    with engine.connect() as conn:
+        rows = list(WR.judged_sentences(conn, day, day))
+    escalated = [r for r in rows if r["judge"] == "anthropic"]
+    assert escalated and all(r["first_stage"]["supported"] is False and r["llm"]["status"] == "ok"
+                             for r in escalated)
+    assert all(r["first_stage"] and r["first_stage"]["judge"] == "recorded" for r in rows if r["attached"])
+
+    out = tmp_path / "orbit.jsonl"
+    R.export_sample(engine, day, day, 1000, out, "jsonl")
+    records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(records) == len(rows)  # a small day: everything, each with probability 1
+    labels = tmp_path / "labels.jsonl"  # the reviewer says "supported" to everything
+    labels.write_text("".join(json.dumps({"item_id": r["item_id"], "label": "supported", "citation_labels": ";".join(
+        f"{c}=full" for c in r["cited_labels"])}) + "\n" for r in records), encoding="utf-8")
+    assert not R.import_labels(engine, labels, "erin").errors
+    judges = R.build_report(engine, day, day)["judges"]
+    # every sentence the first stage rejected was escalated; the LLM passed some of them back
+    first_fails = sum(1 for r in rows if not Q.judge_passes(r)["first_stage"])
+    assert judges["first_stage"]["false_fail"]["numerator"] == first_fails
+    assert judges["llm"]["agreement"]["denominator"] == len(escalated)
+    assert judges["llm"]["false_fail"]["numerator"] == sum(1 for r in escalated if r["llm"]["verdict"] != "supported")
+    assert judges["final"]["false_fail"]["numerator"] == sum(
+        1 for r in rows if r["verdict"] not in ("supported", "uncited_supported"))
+    engine.dispose()
