@@ -231,33 +231,28 @@ def test_calibrated_estimate_equals_the_judges_when_they_never_err():
 
 # --- through the warehouse: export → import → report, SQLite and PostgreSQL -----------------
 
-def _published_days(url: str) -> None:
+def _published_days(engine) -> None:
+    """Two published days of the bundled demo data (recorded judge) in the warehouse."""
     from dataclasses import replace
 
-    from citecheck import sample
+    from citecheck import demo
     from citecheck import warehouse as W
     from citecheck.config import config_from_mapping
     from citecheck.job import JobSettings, run_day
 
-    engine = W.make_engine(url)
-    W.init_warehouse(engine)
-    data = sample.generate(DAY1, 2, 40, seed=3)
+    data = demo.generate(DAY1, 2, 40, seed=3)
     W.load_turns(engine, data.turns)
-    settings = replace(JobSettings(judge_spec=sample.judge_spec(data), config=config_from_mapping(
-        {"check_worthiness": {"refusals": list(sample.REFUSAL_SENTENCES)}})), shards=1)
+    settings = replace(JobSettings(judge_spec=demo.judge_spec(data), config=config_from_mapping(
+        {"check_worthiness": {"refusals": list(demo.REFUSAL_SENTENCES)}})), shards=1)
     for day in (DAY1, DAY2):
         run_day(engine, day, settings)
-    engine.dispose()
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def warehouse(request, tmp_path, monkeypatch):
-    url = f"sqlite:///{tmp_path}/wh.sqlite" if request.param == "sqlite" else request.getfixturevalue(
-        "pg_warehouse_url")
-    _published_days(url)
-    monkeypatch.setenv("CITECHECK_WAREHOUSE_URL", url)
-    monkeypatch.delenv("CITECHECK_CONFIG", raising=False)
-    return url
+@pytest.fixture
+def warehouse(engine) -> str:
+    """The URL of a fresh warehouse (SQLite, then PostgreSQL) with two published demo days."""
+    _published_days(engine)
+    return engine.url.render_as_string(hide_password=False)
 
 
 def _cli(*args: str) -> int:
@@ -422,10 +417,14 @@ def test_weekly_dag_exports_then_publishes_once_labels_are_in(tmp_path):
     import subprocess
     import sys
 
-    from conftest import REPO
+    from citecheck import warehouse as W
+    from helpers import REPO
 
     url = f"sqlite:///{tmp_path}/wh.sqlite"
-    _published_days(url)
+    engine = W.make_engine(url)
+    W.init_warehouse(engine)
+    _published_days(engine)
+    engine.dispose()
     script = (
         "import datetime as dt, sys; from airflow.dag_processing.dagbag import DagBag;"
         "bag = DagBag(dag_folder=sys.argv[1]); assert not bag.import_errors, bag.import_errors;"
@@ -480,7 +479,8 @@ def test_weekly_dag_exports_then_publishes_once_labels_are_in(tmp_path):
 
 def test_weekly_dag_properties():
     from airflow.dag_processing.dagbag import DagBag
-    from conftest import REPO
+
+    from helpers import REPO
 
     bag = DagBag(dag_folder=str(REPO / "dags"))
     assert not bag.import_errors
@@ -496,7 +496,6 @@ def test_a_cascade_day_publishes_each_stage_and_the_review_measures_them(tmp_pat
     """The Orbit Labs day through the job with the cascade (the real SDK against the project's fake
     Messages API): escalated sentences keep their first-stage outcome in `first_stage`, and the
     review report measures the first stage, the LLM and the final verdict separately."""
-    from conftest import orbit_settings, orbit_warehouse_turns
     from fake_anthropic import grade_by_id, serve_with_env
     from test_cascade import ORBIT_REPLIES, cascade_spec
 
@@ -504,6 +503,7 @@ def test_a_cascade_day_publishes_each_stage_and_the_review_measures_them(tmp_pat
     from citecheck.job import run_day
     from citecheck.review import report as R
     from citecheck.warehouse import review as WR
+    from helpers import orbit_settings, orbit_warehouse_turns
 
     server_gen = serve_with_env(monkeypatch, "sk-test-review-0815")
     server = next(server_gen)
