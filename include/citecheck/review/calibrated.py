@@ -46,7 +46,7 @@ def judge_values(row: Mapping[str, Any]) -> dict[str, float]:
 
 def human_values(human_supported: bool, grades: Mapping[str, str], cited: Sequence[str]) -> dict[str, float]:
     """The reviewer's per-sentence values (see the module docstring)."""
-    from citecheck.judges.llm import liu_credit
+    from citecheck.judges.derive import liu_credit
 
     credit = liu_credit("supported" if human_supported else "not_supported",
                         {lab: grades.get(lab, "none") for lab in cited})
