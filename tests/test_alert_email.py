@@ -140,11 +140,17 @@ def test_a_defined_connection_without_recipients_is_a_clear_error(smtp_server, d
         dag_module.AlertNotifier()(_context(DAY))
 
 
+def _orbit_copies(day: dt.date, copies: int) -> list[dict]:
+    """The Orbit day's turns `copies` times (distinct ids): counts large enough for the sampling test."""
+    return [dict(t, turn_id=f"{t['turn_id']}#{k}", conversation_id=f"{t.get('conversation_id')}#{k}")
+            for k in range(copies) for t in orbit_warehouse_turns(day.isoformat())]
+
+
 @pytest.mark.slow
 def test_dag_test_monitor_alerts_and_the_email_arrives(smtp_server, tmp_path):
-    """Through Airflow itself (`dag.test()`): three published Orbit days, then a day whose answers
-    cite labels their context does not hold; the monitor task alerts and its notifier e-mails the
-    alert to the aiosmtpd server through the AIRFLOW_CONN_ connection."""
+    """Through Airflow itself (`dag.test()`): three published Orbit days (20 copies each), then a
+    day whose answers cite labels their context does not hold; the monitor task alerts and its
+    notifier e-mails the alert to the aiosmtpd server through the AIRFLOW_CONN_ connection."""
     from test_dag import dag_test
 
     from citecheck.config import load_config
@@ -161,9 +167,9 @@ def test_dag_test_monitor_alerts_and_the_email_arrives(smtp_server, tmp_path):
     W.init_warehouse(engine)
     settings = job.JobSettings(judge_spec=orbit["judge"], config=load_config(config))
     for day in (DAY - dt.timedelta(days=n) for n in (3, 2, 1)):
-        W.load_turns(engine, orbit_warehouse_turns(day.isoformat()))
+        W.load_turns(engine, _orbit_copies(day, 20))
         job.run_day(engine, day, settings)
-    stepped = orbit_warehouse_turns(DAY.isoformat())
+    stepped = _orbit_copies(DAY, 20)
     for turn in stepped:
         if isinstance(turn.get("answer"), str):
             turn["answer"] = turn["answer"].replace("[S1]", "[S9]")
