@@ -68,6 +68,32 @@ def test_dag_properties():
     assert {"nli_share", "shards", "llm_sample_rate", "llm_budget_usd"} <= set(dag.params)
 
 
+def test_dag_deployment_properties(monkeypatch):
+    """What a real deployment meets (issue 14): a description, the shards on the `nli` queue by
+    default, one XCom per task (no dict split into keys), the `day` and `min_turns` params, the
+    retry delay left to Airflow's config, escalate's timeout under the broker's visibility timeout."""
+    import importlib.util
+
+    from airflow.dag_processing.dagbag import DagBag
+
+    monkeypatch.delenv("CITECHECK_NLI_QUEUE", raising=False)
+    dag = DagBag(dag_folder=str(REPO / "dags")).dags["citation_metrics_daily"]
+    assert dag.description and "citation" in dag.description.lower()
+    assert dag.get_task("judge_shard").queue == "nli"
+    assert {t.task_id for t in dag.tasks if t.queue != "nli"} == {t.task_id for t in dag.tasks} - {"judge_shard"}
+    assert [t.task_id for t in dag.tasks if getattr(t, "multiple_outputs", False)] == []
+    day = dag.params.get_param("day")
+    assert day.value is None and day.schema["format"] == "date"
+    assert dag.params.get_param("min_turns").schema["minimum"] == 1
+    assert "retry_delay" not in dag.default_args  # [core] default_task_retry_delay (300 s) applies
+    spec = importlib.util.spec_from_file_location("airflow_dev", REPO / "bin" / "airflow_dev.py")
+    airflow_dev = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(airflow_dev)
+    longest = max(t.execution_timeout for t in dag.tasks if t.execution_timeout)
+    assert longest == dag.get_task("escalate").execution_timeout
+    assert airflow_dev.VISIBILITY_TIMEOUT_S > longest.total_seconds()
+
+
 def _run_dag(tmp_path, url: str, **env_overrides: str) -> subprocess.CompletedProcess[str]:
     """Load the Orbit day into the warehouse at `url` and run the DAG for it with `dag.test()`."""
     from citecheck import warehouse as W

@@ -211,7 +211,8 @@ def cmd_load_turns(args: argparse.Namespace) -> int:
 def _job_settings(args: argparse.Namespace):
     from citecheck.job import settings_from_env
 
-    params = {k: getattr(args, k, None) for k in ("nli_share", "shards", "llm_sample_rate", "llm_budget_usd")}
+    params = {k: getattr(args, k, None)
+              for k in ("nli_share", "shards", "llm_sample_rate", "llm_budget_usd", "min_turns")}
     return settings_from_env(params)
 
 
@@ -287,6 +288,8 @@ def _add_job_params(p: argparse.ArgumentParser) -> None:
     p.add_argument("--shards", type=int, help="judge shards")
     p.add_argument("--llm-sample-rate", type=float)
     p.add_argument("--llm-budget-usd", type=float)
+    p.add_argument("--min-turns", type=int, help="fewest scored turns a day needs to publish (default 1, or "
+                   "CITECHECK_MIN_TURNS); an emptier day fails validation and keeps what was published")
     p.add_argument("--force", action="store_true", help="rerun days already published with the same config")
 
 

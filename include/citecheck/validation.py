@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from citecheck.config import ConfigError
 from citecheck.metrics import RATE_METRICS, RECALL_UPPER_BOUNDS
 from citecheck.serialize import jsonable
 
@@ -64,14 +65,15 @@ RULES: dict[str, str] = {
 
 def min_turns_setting(value: Any = None) -> int:
     """The minimum of scored turns a day needs to be published: `value` when given, else
-    CITECHECK_MIN_TURNS, else 1. At least 1: an empty day is never published."""
+    CITECHECK_MIN_TURNS, else 1. At least 1: an empty day is never published. Anything else is a
+    `ConfigError` (a ValueError) naming where the value came from."""
     raw = value if value is not None else os.environ.get(MIN_TURNS_ENV) or DEFAULT_MIN_TURNS
     try:
         number = int(str(raw).strip())
     except ValueError:
         number = 0
     if number < 1 or str(raw).strip() != str(number):
-        raise ValueError(f"the minimum of turns must be a whole number of at least 1, got {raw!r} "
+        raise ConfigError(f"the minimum of turns must be a whole number of at least 1, got {raw!r} "
                          f"(from {'the setting' if value is not None else MIN_TURNS_ENV})")
     return number
 

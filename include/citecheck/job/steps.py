@@ -230,7 +230,8 @@ def validate(run: DayRun) -> dict[str, Any]:
     for row in rows:
         row["day"] = row["day"].isoformat() if isinstance(row["day"], dt.date) else row["day"]
         row.pop("computed_at", None)
-    result = validate_day(rows, run_counts, unjudged_limit=run.settings.unjudged_limit)
+    result = validate_day(rows, run_counts, unjudged_limit=run.settings.unjudged_limit,
+                          min_turns=run.settings.min_turns)
     runs.record_validation(run.engine, run.run_id, success=result.success, results=result.results,
                            turn_counts=turn_counts, error=None if result.success else result.summary())
     _timed(run, "validate", started)
