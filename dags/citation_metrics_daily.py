@@ -32,7 +32,7 @@ from airflow.sdk import Asset, CronDataIntervalTimetable, Param, chain, dag, tas
 
 WAREHOUSE_CONN_ID = os.environ.get("CITECHECK_WAREHOUSE_CONN_ID", "citecheck_warehouse")
 ANTHROPIC_CONN_ID = os.environ.get("CITECHECK_ANTHROPIC_CONN_ID", "citecheck_anthropic")
-NLI_QUEUE = os.environ.get("CITECHECK_NLI_QUEUE") or "nli"
+NLI_QUEUE = os.environ.get("CITECHECK_NLI_QUEUE", "nli")
 DAILY_METRICS = Asset("citecheck://warehouse/daily_metrics")
 # Message Batches may take up to 24 h to end; a Celery broker's visibility timeout must be longer
 # (bin/airflow-dev, docker-compose.yml and docs/airflow.md set 26 h).
