@@ -218,6 +218,8 @@ def _run_scenario(s: Stack) -> None:
         s.observed["xcom"] = [dict(r) for r in conn.execute(sa.text(
             "SELECT run_id, task_id, map_index, key, value::text AS value FROM xcom WHERE dag_id = :d"),
             {"d": DAG_ID}).mappings()]
+        s.observed["connection_type"] = conn.execute(sa.text(
+            "SELECT conn_type FROM connection WHERE conn_id = 'citecheck_warehouse'")).scalar()
         s.observed["task_instances"] = [dict(r) for r in conn.execute(sa.text(
             "SELECT run_id, task_id, map_index, state, try_number, queue FROM task_instance WHERE dag_id = :d"),
             {"d": DAG_ID}).mappings()]
@@ -344,6 +346,8 @@ def test_up_answers_with_the_ui_address_and_the_stack_is_celery(stack):
     env = state["env"]
     assert env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN_ASYNC"].startswith("postgresql+asyncpg://")
     assert int(env["AIRFLOW__CELERY_BROKER_TRANSPORT_OPTIONS__VISIBILITY_TIMEOUT"]) > 25 * 3600
+    # the tasks opened the warehouse through a connection of the Postgres provider's type
+    assert stack.observed["connection_type"] == "postgres"
 
 
 def test_every_day_publishes_the_cli_rows_whatever_kind_of_run_published_it(stack):

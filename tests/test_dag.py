@@ -91,7 +91,7 @@ def test_dag_deployment_properties(monkeypatch):
     spec.loader.exec_module(airflow_dev)
     longest = max(t.execution_timeout for t in dag.tasks if t.execution_timeout)
     assert longest == dag.get_task("escalate").execution_timeout
-    assert airflow_dev.VISIBILITY_TIMEOUT_S > longest.total_seconds()
+    assert longest.total_seconds() < airflow_dev.VISIBILITY_TIMEOUT_S
 
 
 def _run_dag(tmp_path, url: str, **env_overrides: str) -> subprocess.CompletedProcess[str]:
