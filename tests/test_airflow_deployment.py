@@ -245,8 +245,7 @@ def _kill_the_nli_worker_mid_shard(s: Stack, run_id: str) -> None:
         hold.exec_driver_sql("LOCK TABLE stage_judgments IN ACCESS EXCLUSIVE MODE")
         waiting = f"""SELECT count(*) FROM pg_stat_activity WHERE datname = '{s.dbs["wh"]}'
                       AND wait_event_type = 'Lock' AND query ILIKE 'DELETE FROM stage_judgments%%'"""
-        _wait(lambda: hold.exec_driver_sql(waiting).scalar_one() >= slots, 150,
-              f"{slots} shards blocked on the warehouse", meta)
+        _wait(lambda: _scalar(wh, waiting) >= slots, 150, f"{slots} shards blocked on the warehouse", meta)
         state = airflow_dev.read_state(s.home)
         worker = state["pids"]["worker-nli"]
         tree = [worker, *airflow_dev.descendants(worker)]
@@ -262,6 +261,12 @@ def _kill_the_nli_worker_mid_shard(s: Stack, run_id: str) -> None:
     s.observed["killed"] = {"pids": tree, "shards_running": running}
     s.dev("restart", "worker-nli")
     wh.dispose()
+
+
+def _scalar(engine: sa.Engine, sql: str) -> Any:
+    """One value, read on a connection of its own (pg_stat_activity is a snapshot per transaction)."""
+    with engine.connect() as conn:
+        return conn.exec_driver_sql(sql).scalar_one()
 
 
 def _tis(meta: sa.Engine, run_id: str) -> list[dict[str, Any]]:
