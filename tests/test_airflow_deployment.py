@@ -48,7 +48,7 @@ REPO = Path(__file__).resolve().parents[1]
 DEV = REPO / "bin" / "airflow-dev"
 DAG_ID = "citation_metrics_daily"
 TURNS_PER_DAY = 40
-PHASE_TIMEOUT_S = 240
+PHASE_TIMEOUT_S = 360
 
 _spec = importlib.util.spec_from_file_location("airflow_dev", REPO / "bin" / "airflow_dev.py")
 airflow_dev = importlib.util.module_from_spec(_spec)
