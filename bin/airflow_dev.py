@@ -360,8 +360,9 @@ def cmd_up(args: argparse.Namespace) -> int:
     keys = {"fernet_key": base64.urlsafe_b64encode(os.urandom(32)).decode(),
             "api_secret_key": secrets.token_hex(16), "jwt_secret": secrets.token_hex(32)}
     prefix = f"airflow-dev-{secrets.token_hex(4)}:"
-    env = {**os.environ, **deployment_env(home, celery=args.celery, ports=ports, db_url=db_url,
-                                          broker_url=broker_url, secrets_=keys, prefix=prefix)}
+    own_env = deployment_env(home, celery=args.celery, ports=ports, db_url=db_url, broker_url=broker_url,
+                             secrets_=keys, prefix=prefix)
+    env = {**os.environ, **own_env}
     password = secrets.token_urlsafe(12)
     passwords = home / "simple_auth_manager_passwords.json.generated"
     passwords.touch(mode=0o600)
@@ -374,8 +375,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     state: dict[str, Any] = {
         "executor": env["AIRFLOW__CORE__EXECUTOR"], "ui_url": ui_url, "user": USER, "password": password,
         "ports": ports, "pids": {}, "nli_queue": nli_queue, "home": str(home),
-        "env": deployment_env(home, celery=args.celery, ports=ports, db_url=db_url, broker_url=broker_url,
-                              secrets_=keys, prefix=prefix),
+        "env": own_env,
     }
     write_state(home, state)
     try:
@@ -448,10 +448,11 @@ def _wait_until_ready(state: Mapping[str, Any], home: Path) -> None:
 
 def _stop_all(state: Mapping[str, Any]) -> list[str]:
     stopped = []
-    # workers first (a warm shutdown lets them finish), the api-server last (tasks report to it)
-    order = sorted(state["pids"].items(), key=lambda kv: (kv[0] != "worker-nli" and not kv[0].startswith(
-        "worker"), kv[0] == "api-server"))
-    for name, pid in order:
+
+    def rank(name: str) -> int:  # workers first (a warm shutdown lets them finish), the api-server
+        return 0 if name.startswith("worker") else 2 if name == "api-server" else 1  # last (tasks report to it)
+
+    for name, pid in sorted(state["pids"].items(), key=lambda kv: rank(kv[0])):
         if alive(pid):
             stop(pid)
             stopped.append(f"{name} (pid {pid})")
