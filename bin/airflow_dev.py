@@ -240,17 +240,18 @@ def descendants(pid: int) -> list[int]:
     return out
 
 
-def stop(pid: int, *, sig: int = signal.SIGTERM, grace_s: float = 20.0) -> None:
-    """Stop a component started by `start`: its process group and anything below it that left the
-    group; SIGKILL after `grace_s`."""
-    tree = [pid, *descendants(pid)]
+def stop(pids: Sequence[int], *, grace_s: float = 20.0) -> None:
+    """Stop components started by `start`, all at once: SIGTERM to each one's process group and to
+    anything below it that left the group; SIGKILL to what still runs after `grace_s`."""
+    leaders = set(pids)
+    tree = [p for pid in pids for p in (pid, *descendants(pid))]
     for target in tree:
-        _signal(target, sig, group=target == pid)
+        _signal(target, signal.SIGTERM, group=target in leaders)
     deadline = time.monotonic() + grace_s
     while any(alive(p) for p in tree) and time.monotonic() < deadline:
         time.sleep(0.2)
     for target in (p for p in tree if alive(p)):
-        _signal(target, signal.SIGKILL, group=target == pid)
+        _signal(target, signal.SIGKILL, group=target in leaders)
 
 
 def _signal(pid: int, sig: int, *, group: bool) -> None:
@@ -447,16 +448,13 @@ def _wait_until_ready(state: Mapping[str, Any], home: Path) -> None:
 
 
 def _stop_all(state: Mapping[str, Any]) -> list[str]:
-    stopped = []
-
-    def rank(name: str) -> int:  # workers first (a warm shutdown lets them finish), the api-server
-        return 0 if name.startswith("worker") else 2 if name == "api-server" else 1  # last (tasks report to it)
-
-    for name, pid in sorted(state["pids"].items(), key=lambda kv: rank(kv[0])):
-        if alive(pid):
-            stop(pid)
-            stopped.append(f"{name} (pid {pid})")
-    return stopped
+    """Stop every process of the deployment: the workers first (a warm shutdown lets a running task
+    finish and report to the api-server), then the rest together."""
+    running = {name: pid for name, pid in state["pids"].items() if alive(pid)}
+    workers = [pid for name, pid in running.items() if name.startswith("worker")]
+    stop(workers)
+    stop([pid for name, pid in running.items() if not name.startswith("worker")])
+    return [f"{name} (pid {pid})" for name, pid in running.items()]
 
 
 def cmd_down(_args: argparse.Namespace) -> int:
@@ -493,7 +491,7 @@ def cmd_restart(args: argparse.Namespace) -> int:
         raise DevError(f"no component {args.component!r}; one of {', '.join(procs)}")
     pid = state["pids"].get(args.component)
     if pid and alive(pid):
-        stop(pid)
+        stop([pid])
     env = {**os.environ, **state["env"]}
     state["pids"][args.component] = start(home, args.component, procs[args.component], env)
     write_state(home, state)
