@@ -1,0 +1,177 @@
+"""Interval benchmark (issue 11): coverage on simulated days with known true rates, and cost.
+
+1. Coverage. Each simulated day draws answers of 1–12 sentences; answer i has its own support
+   probability p_i ~ Beta(κ·μ(L), κ·(1 − μ(L))), μ(L) = 0.92 − 0.04·L (long answers are worse, so
+   micro and macro differ), and its own credit probability q_i ~ Beta(8, 2); each sentence carries
+   1–3 citations, credited with probability q_i when the sentence is supported. Sentences of one
+   answer are therefore correlated (κ small = strong correlation). A deterministic share of the
+   day's answers is judged (`nli_share`); the intervals come from the judged answers, through the
+   real `MetricAccumulator`. True rates are exact expectations of that process:
+       micro recall    = E[L·μ(L)] / E[L]        macro recall    = E[μ(L)]
+       micro precision = micro recall · E[q]      macro precision = macro recall · E[q]
+   Printed per day size: coverage of the true value by the 95% interval and mean width, next to a
+   sentence-level binomial (Wilson) interval on the same days that ignores the clustering.
+
+2. Cost. The aggregate step's in-memory part (every turn into `MetricAccumulator`, then its rows)
+   at 100,000 judged turns with 2 attribute slices, with and without intervals, interleaved in one
+   run (best of `--repeats`). The job's aggregate step also decides verdicts and writes staging
+   rows, so the overhead on the whole step is smaller than the ratio printed here.
+
+Run:
+  PYTHONPATH=include .venv/bin/python bench/bench_intervals.py                 # both, ~2 min
+  PYTHONPATH=include .venv/bin/python bench/bench_intervals.py --days 40 --turns 20000   # quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "include"))
+
+from citecheck.config import Config
+from citecheck.metrics import MetricAccumulator, ScoredTurn
+from citecheck.model import Sentence, StructuredTurn, Turn
+from citecheck.verdicts import SUPPORTED, UNSUPPORTED, SentenceVerdict
+
+KAPPA = 3.0  # Beta concentration of the per-answer support probability: small = strong correlation
+Q_ALPHA, Q_BETA = 8.0, 2.0
+LENGTHS = range(1, 13)
+CHECKED = (("micro", "citation_recall"), ("macro", "citation_recall"),
+           ("micro", "citation_precision"), ("macro", "citation_precision"))
+
+
+def mu(length: int) -> float:
+    return 0.92 - 0.04 * length
+
+
+def true_rates() -> dict[tuple[str, str], float]:
+    """Exact expectations of the simulated process (lengths uniform on 1..12)."""
+    mean_q = Q_ALPHA / (Q_ALPHA + Q_BETA)
+    micro_recall = sum(n * mu(n) for n in LENGTHS) / sum(LENGTHS)
+    macro_recall = statistics.fmean(mu(n) for n in LENGTHS)
+    return {("micro", "citation_recall"): micro_recall, ("macro", "citation_recall"): macro_recall,
+            ("micro", "citation_precision"): micro_recall * mean_q,
+            ("macro", "citation_precision"): macro_recall * mean_q}
+
+
+def simulated_turn(rng: random.Random, turn_id: str, attributes: dict[str, str] | None = None) -> ScoredTurn:
+    """One judged answer of the simulated process, as the accumulator receives it."""
+    length = rng.choice(LENGTHS)
+    m = mu(length)
+    p = rng.betavariate(KAPPA * m, KAPPA * (1 - m))
+    q = rng.betavariate(Q_ALPHA, Q_BETA)
+    verdicts = []
+    for i in range(length):
+        labels = tuple(f"S{k}" for k in range(1, rng.randint(1, 3) + 1))
+        supported = rng.random() < p
+        text = f"Claim {i} holds." if i % 3 == 0 else "A claim holds."
+        sentence = Sentence(i, text, 0, len(text), labels, markers=len(labels))
+        credited = {lab: supported and rng.random() < q for lab in labels}
+        verdicts.append(SentenceVerdict(sentence, SUPPORTED if supported else UNSUPPORTED, None, credited, ()))
+    turn = Turn(turn_id, turn_id, 0, None, "q", "a", "markers", (), attributes or {})
+    return ScoredTurn(StructuredTurn(turn, tuple(v.sentence for v in verdicts), False), tuple(verdicts))
+
+
+def simulate_day(seed: int, answers: int, share: float) -> tuple[dict, dict]:
+    """(intervals, values) of one day: `answers` turns, each judged with probability `share`."""
+    rng = random.Random(f"bench-intervals:{seed}")
+    acc = MetricAccumulator(Config())
+    for k in range(answers):
+        scored = simulated_turn(rng, f"d{seed}-t{k}")
+        if rng.random() >= share:  # not selected for judging: structure only
+            scored = ScoredTurn(scored.structured, scored.verdicts, selected=False)
+        acc.add(scored)
+    rows = {(r["averaging"], r["metric"]): r for r in acc.rows() if r["slice_name"] == "all"}
+    return rows, {}
+
+
+def binomial(row: dict) -> tuple[float, float]:
+    """Sentence-level Wilson interval: every judged sentence (or citation) an independent draw."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    n = row["sentences"] if row["metric"] == "citation_recall" else None
+    if n is None:  # precision's draws are citations: the micro denominator of the same slice
+        n = row["_citations"]
+    low, high = proportion_confint(row["value"] * n, n, alpha=0.05, method="wilson")
+    return float(low), float(high)
+
+
+def coverage(days: int) -> None:
+    truth = true_rates()
+    print(f"coverage of the true rate by 95% intervals, {days} simulated days per size "
+          f"(κ = {KAPPA}; truths: " + ", ".join(f"{a} {m.split('_')[1]} {v:.4f}" for (a, m), v in truth.items()) + ")")
+    print(f"{'answers/day':>11} {'share':>5} {'judged':>6}  {'metric':<24}{'cover':>7}{'width':>8}"
+          f"{'binomial cover':>16}{'width':>8}")
+    sizes = ((40, 1.0), (100, 0.5), (200, 1.0), (800, 0.25), (1000, 1.0))
+    for answers, share in sizes:
+        hits = {key: [] for key in CHECKED}
+        widths = {key: [] for key in CHECKED}
+        bin_hits = {key: [] for key in CHECKED}
+        bin_widths = {key: [] for key in CHECKED}
+        judged = []
+        for d in range(days):
+            rows, _ = simulate_day(d * 1009 + answers, answers, share)
+            citations = rows[("micro", "citation_precision")]["denominator"]
+            judged.append(rows[("micro", "citation_recall")]["answers"])
+            for key in CHECKED:
+                row = dict(rows[key])
+                row["_citations"] = citations
+                hits[key].append(row["ci_low"] <= truth[key] <= row["ci_high"])
+                widths[key].append(row["ci_high"] - row["ci_low"])
+                low, high = binomial(row)
+                bin_hits[key].append(low <= truth[key] <= high)
+                bin_widths[key].append(high - low)
+        for key in CHECKED:
+            print(f"{answers:>11} {share:>5.2f} {statistics.fmean(judged):>6.0f}  {key[0] + ' ' + key[1]:<24}"
+                  f"{statistics.fmean(hits[key]):>7.1%}{statistics.fmean(widths[key]):>8.4f}"
+                  f"{statistics.fmean(bin_hits[key]):>16.1%}{statistics.fmean(bin_widths[key]):>8.4f}")
+    print()
+
+
+def cost(turns: int, repeats: int) -> None:
+    rng = random.Random("bench-intervals-cost")
+    models, prompts = ("m-a", "m-b", "m-c"), ("p1", "p2", "p3", "p4")
+    day = [simulated_turn(rng, f"t{k}", {"model": rng.choice(models), "prompt": rng.choice(prompts)})
+           for k in range(turns)]
+    config = Config()
+    times: dict[bool, list[float]] = {False: [], True: []}
+    rows = {}
+    for _ in range(repeats):
+        for with_intervals in (False, True):
+            gc.collect()
+            started = time.perf_counter()
+            acc = MetricAccumulator(config, intervals=with_intervals)
+            for scored in day:
+                acc.add(scored)
+            rows[with_intervals] = acc.rows()
+            times[with_intervals].append(time.perf_counter() - started)
+    base, full = min(times[False]), min(times[True])
+    print(f"aggregate (accumulate {turns:,} judged turns + metric rows), best of {repeats}:")
+    print(f"  without intervals {base:8.2f} s   ({len(rows[False])} rows)")
+    print(f"  with intervals    {full:8.2f} s   ({len(rows[True])} rows, "
+          f"{sum(r['ci_low'] is not None for r in rows[True])} with an interval)")
+    print(f"  extra             {full / base - 1:8.1%}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--days", type=int, default=200, help="simulated days per day size")
+    parser.add_argument("--turns", type=int, default=100_000, help="turns for the cost comparison")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--skip-coverage", action="store_true")
+    parser.add_argument("--skip-cost", action="store_true")
+    args = parser.parse_args()
+    if not args.skip_coverage:
+        coverage(args.days)
+    if not args.skip_cost:
+        cost(args.turns, args.repeats)
+
+
+if __name__ == "__main__":
+    main()
