@@ -75,6 +75,10 @@ METRIC_NAMES = (*METRICS, *DERIVED)
 RATE_METRICS = tuple(m for m, (_, _, scale) in METRICS.items() if scale == 1.0) + DERIVED
 JUDGED_METRICS = frozenset(m for m, (_, den, _) in METRICS.items() if den.startswith(("judged", "selected"))
                            or den.startswith("agreement")) | frozenset(DERIVED)
+# the metrics a person reads first (the `score --summary` table, `citecheck compare`)
+HEADLINE_METRICS = ("attachment_rate", "citation_recall", "citation_precision", "citation_f1", "support_rate_of_cited",
+                    "faithfulness", "unknown_label_rate", "miscited_rate", "uncited_supported_rate",
+                    "unsupported_rate", "refusal_rate", "unjudged_rate")
 TURN_LEVEL_METRICS = frozenset({"refusal_rate", "unknown_labels_per_1000_answers", "cited_char_share"})
 # What the intervals sum per judged answer, with cross products (citecheck.intervals.ClusterTotals):
 # the counts behind the judged metrics (micro), then the answer's own judged metric values (macro).
@@ -476,6 +480,7 @@ def verdict_counts(verdicts: Iterable[SentenceVerdict]) -> Counter[str]:
 
 __all__ = [
     "CONTRADICTED",
+    "HEADLINE_METRICS",
     "METRICS",
     "METRIC_NAMES",
     "MISCITED",
