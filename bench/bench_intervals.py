@@ -12,19 +12,25 @@
    Printed per day size: coverage of the true value by the 95% interval and mean width, next to a
    sentence-level binomial (Wilson) interval on the same days that ignores the clustering.
 
-2. Cost. The aggregate step's in-memory part (every turn into `MetricAccumulator`, then its rows)
-   at 100,000 judged turns with 2 attribute slices, with and without intervals, interleaved in one
-   run (best of `--repeats`). The job's aggregate step also decides verdicts and writes staging
-   rows, so the overhead on the whole step is smaller than the ratio printed here.
+2. Cost, side by side in one run (best of `--repeats`, interleaved; CPU seconds of this process,
+   which a busy shared machine disturbs less than wall time, and wall time beside them):
+   a. the job's aggregate step (`job.aggregate`: decide verdicts, stage sentence and citation rows,
+      accumulate metrics, stage metric rows) on one generated day of `--job-turns` turns in a
+      SQLite warehouse, every turn judged by the sample's recorded judge, run with and without
+      intervals on the same staged run;
+   b. its in-memory part alone (every turn into `MetricAccumulator`, then its rows) on `--turns`
+      simulated judged turns with 2 attribute slices: the stricter ratio, as the step's other work
+      is left out.
 
 Run:
-  PYTHONPATH=include .venv/bin/python bench/bench_intervals.py                 # both, ~2 min
-  PYTHONPATH=include .venv/bin/python bench/bench_intervals.py --days 40 --turns 20000   # quick
+  PYTHONPATH=include .venv/bin/python bench/bench_intervals.py                 # everything
+  PYTHONPATH=include .venv/bin/python bench/bench_intervals.py --days 40 --turns 20000 --job-turns 5000
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import random
 import statistics
@@ -134,35 +140,95 @@ def coverage(days: int) -> None:
     print()
 
 
+def _timed(fn) -> tuple[float, float, object]:
+    gc.collect()
+    cpu, wall = time.process_time(), time.perf_counter()
+    result = fn()
+    return time.process_time() - cpu, time.perf_counter() - wall, result
+
+
+def job_cost(turns: int, repeats: int) -> None:
+    """The job's aggregate step on a staged, fully judged day, with and without intervals."""
+    import sys as _sys
+    import tempfile
+    import tomllib
+
+    from citecheck import job
+    from citecheck import sample as S
+    from citecheck import warehouse as W
+    from citecheck.config import config_from_mapping
+
+    _sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_warehouse_load import DAY, load
+
+    with tempfile.TemporaryDirectory(prefix="citecheck-intervals-") as tmp:
+        url = f"sqlite:///{tmp}/warehouse.sqlite"
+        started = time.perf_counter()
+        load(url, turns)
+        settings = job.JobSettings(judge_spec=S.full_judge_spec(), nli_share=1.0, config=config_from_mapping(
+            tomllib.loads(S.config_toml())))
+        engine = W.make_engine(url)
+        run_id = job.new_run_id(DAY)
+        job.extract(engine, DAY, run_id, settings)
+        structural = job.structural(engine, DAY, run_id, settings)
+        for shard in structural["shards"]:
+            job.judge_shard(engine, run_id, shard, settings)
+        job.escalate(engine, run_id, settings)
+        print(f"job aggregate step, {structural['turns_scored']:,} turns all judged "
+              f"(load + structural + judging took {time.perf_counter() - started:.0f} s, not counted):")
+        home = _sys.modules[job.aggregate.__module__]  # the module whose MetricAccumulator the step builds
+        real = home.MetricAccumulator
+        times: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
+        try:
+            for _ in range(repeats):
+                for with_intervals in (False, True):
+                    home.MetricAccumulator = functools.partial(real, intervals=with_intervals)
+                    cpu, wall, result = _timed(lambda: job.aggregate(engine, DAY, run_id, settings, {}))
+                    times[with_intervals].append((cpu, wall))
+        finally:
+            home.MetricAccumulator = real
+        engine.dispose()
+    print("  all runs (cpu, wall):", {k: [(round(c, 2), round(w, 2)) for c, w in v] for k, v in times.items()})
+    _print_pair(times, f"{result['metric_rows']} metric rows")
+
+
+def _print_pair(times: dict[bool, list[tuple[float, float]]], what: str) -> None:
+    base_cpu, full_cpu = min(c for c, _ in times[False]), min(c for c, _ in times[True])
+    base_wall, full_wall = min(w for _, w in times[False]), min(w for _, w in times[True])
+    print(f"  without intervals {base_cpu:8.2f} s CPU {base_wall:8.2f} s wall")
+    print(f"  with intervals    {full_cpu:8.2f} s CPU {full_wall:8.2f} s wall   ({what})")
+    print(f"  extra             {full_cpu / base_cpu - 1:8.1%} CPU {full_wall / base_wall - 1:8.1%} wall")
+
+
 def cost(turns: int, repeats: int) -> None:
     rng = random.Random("bench-intervals-cost")
     models, prompts = ("m-a", "m-b", "m-c"), ("p1", "p2", "p3", "p4")
     day = [simulated_turn(rng, f"t{k}", {"model": rng.choice(models), "prompt": rng.choice(prompts)})
            for k in range(turns)]
     config = Config()
-    times: dict[bool, list[float]] = {False: [], True: []}
-    rows = {}
+    times: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
+    rows: dict[bool, list] = {}
+
+    def accumulate(with_intervals: bool) -> list:
+        acc = MetricAccumulator(config, intervals=with_intervals)
+        for scored in day:
+            acc.add(scored)
+        return acc.rows()
+
+    accumulate(True)  # warm-up: the first interval computation imports scipy and statsmodels
     for _ in range(repeats):
         for with_intervals in (False, True):
-            gc.collect()
-            started = time.perf_counter()
-            acc = MetricAccumulator(config, intervals=with_intervals)
-            for scored in day:
-                acc.add(scored)
-            rows[with_intervals] = acc.rows()
-            times[with_intervals].append(time.perf_counter() - started)
-    base, full = min(times[False]), min(times[True])
-    print(f"aggregate (accumulate {turns:,} judged turns + metric rows), best of {repeats}:")
-    print(f"  without intervals {base:8.2f} s   ({len(rows[False])} rows)")
-    print(f"  with intervals    {full:8.2f} s   ({len(rows[True])} rows, "
-          f"{sum(r['ci_low'] is not None for r in rows[True])} with an interval)")
-    print(f"  extra             {full / base - 1:8.1%}")
+            cpu, wall, rows[with_intervals] = _timed(functools.partial(accumulate, with_intervals))
+            times[with_intervals].append((cpu, wall))
+    print(f"metric accumulation alone, {turns:,} simulated judged turns, {len(rows[True])} metric rows:")
+    _print_pair(times, f"{sum(r['ci_low'] is not None for r in rows[True])} rows with an interval")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--days", type=int, default=200, help="simulated days per day size")
-    parser.add_argument("--turns", type=int, default=100_000, help="turns for the cost comparison")
+    parser.add_argument("--turns", type=int, default=100_000, help="simulated turns for the accumulator cost")
+    parser.add_argument("--job-turns", type=int, default=100_000, help="turns for the job's aggregate step cost")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--skip-coverage", action="store_true")
     parser.add_argument("--skip-cost", action="store_true")
@@ -170,6 +236,7 @@ def main() -> None:
     if not args.skip_coverage:
         coverage(args.days)
     if not args.skip_cost:
+        job_cost(args.job_turns, args.repeats)
         cost(args.turns, args.repeats)
 
 
