@@ -114,7 +114,7 @@ def coverage(days: int) -> None:
           f"(κ = {KAPPA}; truths: " + ", ".join(f"{a} {m.split('_')[1]} {v:.4f}" for (a, m), v in truth.items()) + ")")
     print(f"{'answers/day':>11} {'share':>5} {'judged':>6}  {'metric':<24}{'cover':>7}{'width':>8}"
           f"{'binomial cover':>16}{'width':>8}")
-    sizes = ((40, 1.0), (100, 0.5), (200, 1.0), (800, 0.25), (1000, 1.0))
+    sizes = ((40, 1.0), (120, 0.5), (300, 1.0), (1200, 0.25))
     for answers, share in sizes:
         hits = {key: [] for key in CHECKED}
         widths = {key: [] for key in CHECKED}

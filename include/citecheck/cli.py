@@ -51,10 +51,12 @@ def _summary(payload: dict[str, Any]) -> Iterator[str]:
            f" · judge {run['judge']} {run['judge_version'] or ''} · config {run['config_hash']}")
     from citecheck.metrics import HEADLINE_METRICS
 
-    yield f"{'metric':<26}{'micro':>10}{'macro':>10}"
+    yield f"{'metric':<26}{'micro':>10}{'macro':>10}  micro 95% interval"
     for name in HEADLINE_METRICS:
         row = [payload["metrics"][avg].get(name) for avg in ("micro", "macro")]
-        yield f"{name:<26}" + "".join(f"{'null':>10}" if v is None else f"{v:>10.3f}" for v in row)
+        ci = payload["metrics"].get("intervals", {}).get("micro", {}).get(name) or {}
+        span = "" if ci.get("ci_low") is None else f"  [{ci['ci_low']:.3f}, {ci['ci_high']:.3f}]"
+        yield f"{name:<26}" + "".join(f"{'null':>10}" if v is None else f"{v:>10.3f}" for v in row) + span
     for skip in payload["skipped"][:10]:
         yield f"skipped line {skip['line']} ({skip['turn_id']}): {skip['reason']}"
 
