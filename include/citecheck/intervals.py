@@ -210,9 +210,9 @@ def proportion_intervals(values: Sequence[float | None], variances: Sequence[flo
     size *= (stats.norm.ppf(tail) / stats.t.ppf(tail, n - 1)) ** 2  # Korn–Graubard degrees of freedom
     low, high = proportion_confint(p * size, size, alpha=1 - confidence, method="wilson")
     for j, i in enumerate(pick):
-        lo, hi = float(low[j]), float(high[j])
+        lo, hi, value = float(low[j]), float(high[j]), float(p[j])
         if math.isfinite(lo) and math.isfinite(hi):
-            out[i] = Interval(max(0.0, min(lo, p[j])), min(1.0, max(hi, p[j])))
+            out[i] = Interval(max(0.0, min(lo, value)), min(1.0, max(hi, value)))
     return out
 
 
