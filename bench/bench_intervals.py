@@ -151,12 +151,9 @@ def job_cost(turns: int, repeats: int) -> None:
     """The job's aggregate step on a staged, fully judged day, with and without intervals."""
     import sys as _sys
     import tempfile
-    import tomllib
 
-    from citecheck import job
-    from citecheck import sample as S
+    from citecheck import demo, job
     from citecheck import warehouse as W
-    from citecheck.config import config_from_mapping
 
     _sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bench_warehouse_load import DAY, load
@@ -165,15 +162,13 @@ def job_cost(turns: int, repeats: int) -> None:
         url = f"sqlite:///{tmp}/warehouse.sqlite"
         started = time.perf_counter()
         load(url, turns)
-        settings = job.JobSettings(judge_spec=S.full_judge_spec(), nli_share=1.0, config=config_from_mapping(
-            tomllib.loads(S.config_toml())))
+        settings = job.JobSettings(judge_spec=demo.full_judge_spec(), nli_share=1.0, config=demo.sample_config())
         engine = W.make_engine(url)
-        run_id = job.new_run_id(DAY)
-        job.extract(engine, DAY, run_id, settings)
-        structural = job.structural(engine, DAY, run_id, settings)
-        for shard in structural["shards"]:
-            job.judge_shard(engine, run_id, shard, settings)
-        job.escalate(engine, run_id, settings)
+        run = job.DayRun(engine, DAY, job.new_run_id(DAY), settings)
+        job.extract(run)
+        structural = job.structural(run)
+        shards = [job.judge_shard(run, shard) for shard in structural["shards"]]
+        escalation = job.escalate(run)
         print(f"job aggregate step, {structural['turns_scored']:,} turns all judged "
               f"(load + structural + judging took {time.perf_counter() - started:.0f} s, not counted):")
         home = _sys.modules[job.aggregate.__module__]  # the module whose MetricAccumulator the step builds
@@ -183,7 +178,7 @@ def job_cost(turns: int, repeats: int) -> None:
             for _ in range(repeats):
                 for with_intervals in (False, True):
                     home.MetricAccumulator = functools.partial(real, intervals=with_intervals)
-                    cpu, wall, result = _timed(lambda: job.aggregate(engine, DAY, run_id, settings, {}))
+                    cpu, wall, result = _timed(lambda: job.aggregate(run, shards, escalation))
                     times[with_intervals].append((cpu, wall))
         finally:
             home.MetricAccumulator = real

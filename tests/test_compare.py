@@ -10,7 +10,7 @@ from scipy import stats
 
 from citecheck.cli import main
 from citecheck.metrics import HEADLINE_METRICS
-from conftest import score_dicts
+from helpers import score_dicts
 
 N_TURNS = 24
 

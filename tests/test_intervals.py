@@ -16,7 +16,7 @@ from citecheck.judges import judge_from_spec
 from citecheck.metrics import JUDGED_METRICS, MetricAccumulator
 from citecheck.pipeline import score_structured, structure_turns
 from citecheck.turns import turn_from_dict
-from conftest import load_fixture, score_dicts
+from helpers import load_fixture, score_dicts
 
 ORBIT = load_fixture("orbit_labs.json")
 # (supported, judged sentences, credited, judged citations) of eight answers: sizes and rates vary

@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import tomllib
 from dataclasses import replace
 
 import pytest
 import sqlalchemy as sa
 
-from citecheck import job
-from citecheck import sample as S
+from citecheck import demo, job
 from citecheck import warehouse as W
-from citecheck.config import config_from_mapping
 from citecheck.metrics import JUDGED_METRICS
 from citecheck.warehouse import tables as T
 
@@ -33,10 +30,9 @@ def published(url):
     """One generated sample day (150 turns), a quarter of it judged, run and published."""
     engine = W.make_engine(url)
     W.init_warehouse(engine)
-    data = S.generate(DAY, 1, 150, seed=3)
+    data = demo.generate(DAY, 1, 150, seed=3)
     W.load_turns(engine, data.turns)
-    settings = job.JobSettings(judge_spec=S.judge_spec(data), nli_share=0.5,
-                               config=config_from_mapping(tomllib.loads(S.config_toml())))
+    settings = job.JobSettings(judge_spec=demo.judge_spec(data), nli_share=0.5, config=demo.sample_config())
     result = job.run_day(engine, DAY, settings)
     yield engine, settings, result
     engine.dispose()

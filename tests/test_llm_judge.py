@@ -22,7 +22,7 @@ from citecheck.judges.llm import (
     retry_after_s,
 )
 from citecheck.model import JudgeItem, Passage
-from conftest import load_fixture
+from helpers import load_fixture
 
 KEY = "sk-test-not-a-real-key-4711"
 JOINT = (

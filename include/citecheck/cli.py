@@ -1,7 +1,8 @@
 """Command line: `python -m citecheck COMMAND …`.
 
-Exit codes: 0 success; 1 the run finished but some input lines were skipped (see `skipped`);
-2 bad usage, configuration or judge file (nothing was scored).
+Exit codes (named below): 0 success; 1 the run finished but some input lines were skipped
+(see `skipped`); 2 bad usage, configuration or judge file (nothing was scored); 3 a day failed
+validation (nothing of it was published).
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-EXIT_OK, EXIT_SKIPPED, EXIT_USAGE = 0, 1, 2
+EXIT_OK = 0
+EXIT_SKIPPED = 1  # finished, but some input lines or turns were skipped
+EXIT_USAGE = 2  # bad usage, configuration or judge file: nothing was done
+EXIT_VALIDATION_FAILED = 3  # a day's output broke an expectation: nothing of it was published
 
 
 def _read_turns(path: str, max_answer_chars: int) -> tuple[list[Any], list[Any]]:
@@ -106,11 +110,6 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _sample_config_toml(refusals: Sequence[str]) -> str:
-    quoted = ", ".join(json.dumps(r) for r in refusals)
-    return f"# Configuration for the bundled sample data.\n[check_worthiness]\nrefusals = [{quoted}]\n"
-
-
 def _loadable_malformed(data: Any) -> list[dict[str, Any]]:
     """The sample's malformed lines that the source tables can still hold (a JSON object with a
     new turn id): loaded so the job has bad rows to skip with a reason."""
@@ -132,14 +131,11 @@ def _loadable_malformed(data: Any) -> list[dict[str, Any]]:
 def cmd_sample(args: argparse.Namespace) -> int:
     import datetime as dt
 
-    from citecheck import sample
+    from citecheck import demo
 
-    data = sample.generate(dt.date.fromisoformat(args.start), args.days, args.turns_per_day, seed=args.seed)
+    data = demo.generate(dt.date.fromisoformat(args.start), args.days, args.turns_per_day, seed=args.seed)
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    sample.write_turns_jsonl(data, out / "turns.jsonl")
-    sample.write_judge(data, out / "judge.json")
-    (out / "config.toml").write_text(_sample_config_toml(sample.REFUSAL_SENTENCES), encoding="utf-8")
+    demo.write_sample(data, out)
     print(f"wrote {len(data.turns)} turns (+{len(data.malformed_lines)} malformed lines) to {out}")
     return EXIT_OK
 
@@ -177,14 +173,14 @@ def _safe_url(url: str) -> str:
 
 
 def cmd_load_sample(args: argparse.Namespace) -> int:
-    from citecheck import sample
+    from citecheck import demo
     from citecheck.warehouse import load_turns
 
     engine = _engine()
-    data = sample.generate(args.start, args.days, args.turns_per_day, seed=args.seed)
+    data = demo.generate(args.start, args.days, args.turns_per_day, seed=args.seed)
     n = load_turns(engine, data.turns + _loadable_malformed(data))
     if args.write_judge:
-        sample.write_judge(data, Path(args.write_judge))
+        demo.write_judge(data, Path(args.write_judge))
     print(f"loaded {n} sample turns for {args.days} day(s) from {args.start}")
     return EXIT_OK
 
@@ -233,14 +229,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     engine = _engine()
     settings = _job_settings(args)
-    if not args.force and published_config_hash(engine, args.day) == settings.config_hash:
-        print(f"{args.day}: already published with config {settings.config_hash} (use --force to rerun)")
+    if not args.force and published_config_hash(engine, args.day) == settings.run_config_hash:
+        print(f"{args.day}: already published with config {settings.run_config_hash} (use --force to rerun)")
         return EXIT_OK
     try:
         result = run_day(engine, args.day, settings)
     except ValidationFailed as exc:
         sys.stderr.write(f"{exc}\n")
-        return 3
+        return EXIT_VALIDATION_FAILED
     s = result["structural"]
     print(f"{args.day}: run {result['run_id']} published · turns read {s['turns_read']}, scored {s['turns_scored']},"
           f" skipped {s['turns_skipped']}, judged {s.get('turns_selected', 0)}")
@@ -252,28 +248,19 @@ def cmd_backfill(args: argparse.Namespace) -> int:
 
     from tqdm import tqdm
 
-    from citecheck.job import ValidationFailed, published_config_hash, run_day
+    from citecheck.job import backfill
 
-    engine = _engine()
-    settings = _job_settings(args)
     days = [args.from_ + dt.timedelta(days=i) for i in range((args.to - args.from_).days + 1)]
-    failed, skipped = [], []
-    for day in tqdm(days, desc="backfill", unit="day", disable=not sys.stderr.isatty()):
-        if not args.force and published_config_hash(engine, day) == settings.config_hash:
-            skipped.append(day.isoformat())
-            continue
-        try:
-            run_day(engine, day, settings)
-        except ValidationFailed as exc:
-            failed.append(day.isoformat())
-            sys.stderr.write(f"{exc}\n")
-    print(f"backfill {args.from_}..{args.to}: {len(days) - len(failed) - len(skipped)} published, "
-          f"{len(skipped)} already up to date, {len(failed)} failed validation")
-    return 3 if failed else EXIT_OK
+    progress = tqdm(days, desc="backfill", unit="day", disable=not sys.stderr.isatty())
+    report = backfill(_engine(), progress, _job_settings(args), force=args.force,
+                      on_failure=lambda _day, exc: sys.stderr.write(f"{exc}\n"))
+    print(f"backfill {args.from_}..{args.to}: {len(report.published)} published, "
+          f"{len(report.up_to_date)} already up to date, {len(report.failed_validation)} failed validation")
+    return EXIT_VALIDATION_FAILED if report.failed_validation else EXIT_OK
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
-    from citecheck.job import day_metrics
+    from citecheck.warehouse import day_metrics
 
     rows = day_metrics(_engine(), args.day)
     if args.json:
