@@ -17,7 +17,7 @@ a quarter of the day makes it about twice as wide).
   the *effective* sample size value·(1 − value)/variance (Kish), with the Korn–Graubard degrees
   of freedom correction (answers − 1) for small days (`proportion_interval`). Plain value ± z·se
   under-covers near 0 and 1 and on days with few answers; this one keeps its nominal coverage
-  down to about 50 judged answers a day (bench/bench_intervals.py).
+  down to 40 judged answers a day, the smallest day bench/bench_intervals.py simulates.
 
 Streaming cluster moments and the Kish/Korn–Graubard step are written here because neither
 scipy nor statsmodels offers them for one-pass data (statsmodels' survey tools want every row in
