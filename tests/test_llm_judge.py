@@ -451,6 +451,18 @@ def test_no_key_skips_escalation(fake: FakeAnthropic, monkeypatch: pytest.Monkey
     assert judge.stats()["status"] == "skipped_no_api_key"
 
 
+def test_a_key_given_to_the_judge_is_used_without_the_environment(
+    fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    judge = judge_from_spec(spec(), api_key="sk-given-" + KEY)
+    judge.judge(orbit_items())
+    assert fake.message_requests() and judge.stats()["status"] == "ok"
+    sent = {r["headers"].get("x-api-key") or r["headers"].get("authorization", "").removeprefix("Bearer ")
+            for r in fake.message_requests()}
+    assert sent == {"sk-given-" + KEY}
+
+
 def test_logs_carry_no_text_and_no_key(fake: FakeAnthropic, caplog: pytest.LogCaptureFixture) -> None:
     fake.script.extend(
         [{"status": 500}, {"status": 500}, {"status": 500}, {"text": "no json"}, {"text": "x"}]
