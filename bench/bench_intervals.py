@@ -41,6 +41,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "include"))
 
 from citecheck.config import Config
+from citecheck.intervals import proportion_interval
 from citecheck.metrics import MetricAccumulator, ScoredTurn
 from citecheck.model import Sentence, StructuredTurn, Turn
 from citecheck.verdicts import SUPPORTED, UNSUPPORTED, SentenceVerdict
@@ -171,6 +172,7 @@ def job_cost(turns: int, repeats: int) -> None:
         escalation = job.escalate(run)
         print(f"job aggregate step, {structural['turns_scored']:,} turns all judged "
               f"(load + structural + judging took {time.perf_counter() - started:.0f} s, not counted):")
+        proportion_interval(0.5, 0.01, 10)  # warm-up: the first interval imports scipy and statsmodels
         home = _sys.modules[job.aggregate.__module__]  # the module whose MetricAccumulator the step builds
         real = home.MetricAccumulator
         times: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
