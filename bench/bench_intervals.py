@@ -224,8 +224,9 @@ def cost(turns: int, repeats: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--days", type=int, default=200, help="simulated days per day size")
-    parser.add_argument("--turns", type=int, default=100_000, help="simulated turns for the accumulator cost")
-    parser.add_argument("--job-turns", type=int, default=100_000, help="turns for the job's aggregate step cost")
+    parser.add_argument("--turns", type=int, default=100_000, help="simulated turns for the accumulator cost (0: skip)")
+    parser.add_argument("--job-turns", type=int, default=100_000,
+                        help="turns for the job's aggregate step cost (0: skip)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--skip-coverage", action="store_true")
     parser.add_argument("--skip-cost", action="store_true")
@@ -233,8 +234,10 @@ def main() -> None:
     if not args.skip_coverage:
         coverage(args.days)
     if not args.skip_cost:
-        job_cost(args.job_turns, args.repeats)
-        cost(args.turns, args.repeats)
+        if args.job_turns:
+            job_cost(args.job_turns, args.repeats)
+        if args.turns:
+            cost(args.turns, args.repeats)
 
 
 if __name__ == "__main__":
