@@ -7,6 +7,8 @@
 - `runs`: the run ledger (the only writer of `runs`)
 - `publish`: the one-transaction publish of a day, and reads of published days
 - `grants`: the read-only BI role
+- `review`: the human review loop's samples, labels and published judge quality
+  (`from citecheck.warehouse import review as WR`)
 
 The names below are the public API the job, the CLI and the DAG use (`from citecheck import
 warehouse as W`).
