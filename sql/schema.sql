@@ -50,12 +50,18 @@ CREATE TABLE IF NOT EXISTS daily_metrics (
 	value FLOAT,
 	answers INTEGER,
 	sentences INTEGER,
+	ci_low FLOAT,
+	ci_high FLOAT,
 	computed_at TIMESTAMP WITH TIME ZONE,
 	run_id VARCHAR(64) NOT NULL,
 	config_hash VARCHAR(32) NOT NULL,
 	judge_versions VARCHAR(400),
 	PRIMARY KEY (day, slice_name, slice_value, metric, averaging)
 );
+
+COMMENT ON COLUMN daily_metrics.ci_low IS 'lower end of the 95 per cent interval of a judged rate, answers as clusters; null when not judged or the value is null (docs/metrics.md)';
+
+COMMENT ON COLUMN daily_metrics.ci_high IS 'upper end of the interval of ci_low';
 
 CREATE TABLE IF NOT EXISTS human_labels (
 	item_id VARCHAR(40) NOT NULL,
@@ -278,9 +284,15 @@ CREATE TABLE IF NOT EXISTS stage_daily_metrics (
 	value FLOAT,
 	answers INTEGER,
 	sentences INTEGER,
+	ci_low FLOAT,
+	ci_high FLOAT,
 	computed_at TIMESTAMP WITH TIME ZONE,
 	PRIMARY KEY (run_id, slice_name, slice_value, metric, averaging)
 );
+
+COMMENT ON COLUMN stage_daily_metrics.ci_low IS 'lower end of the 95 per cent interval of a judged rate, answers as clusters; null when not judged or the value is null (docs/metrics.md)';
+
+COMMENT ON COLUMN stage_daily_metrics.ci_high IS 'upper end of the interval of ci_low';
 
 CREATE TABLE IF NOT EXISTS stage_judgments (
 	run_id VARCHAR(64) NOT NULL,

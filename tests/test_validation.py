@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from citecheck.config import config_from_mapping
-from citecheck.metrics import RATE_METRICS
+from citecheck.metrics import JUDGED_METRICS, RATE_METRICS
 from citecheck.validation import RULES, min_turns_setting, validate_day
 from helpers import load_fixture, score_dicts
 
@@ -218,3 +218,19 @@ def test_several_failures_are_all_reported(day):
     assert result.failed_rules == ["rate_in_unit_interval", "turns_reconcile", "unique_metric_key"]
     assert len(result.failures) == 3
     assert result.summary().count("FAIL ") == 3
+
+
+def test_an_interval_that_misses_its_value_fails(day):
+    rows = _rows(day)
+    row = _row(rows, "citation_recall", averaging="macro")
+    assert row["ci_low"] is not None
+    row["ci_low"] = row["value"] + 0.01
+    _fails_only(validate_day(rows, day["counts"]), "interval_contains_value", "metric=citation_recall",
+                "averaging=macro")
+
+
+def test_an_interval_on_a_null_value_fails(day):
+    rows = _rows(day)
+    row = next(r for r in rows if r["denominator"] == 0 and r["metric"] in JUDGED_METRICS)
+    row["ci_low"], row["ci_high"] = 0.1, 0.9
+    _fails_only(validate_day(rows, day["counts"]), "no_interval_without_value", f"metric={row['metric']}")

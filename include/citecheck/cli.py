@@ -55,10 +55,12 @@ def _summary(payload: dict[str, Any]) -> Iterator[str]:
            f" · judge {run['judge']} {run['judge_version'] or ''} · config {run['config_hash']}")
     from citecheck.metrics import HEADLINE_METRICS
 
-    yield f"{'metric':<26}{'micro':>10}{'macro':>10}"
+    yield f"{'metric':<26}{'micro':>10}{'macro':>10}  micro 95% interval"
     for name in HEADLINE_METRICS:
         row = [payload["metrics"][avg].get(name) for avg in ("micro", "macro")]
-        yield f"{name:<26}" + "".join(f"{'null':>10}" if v is None else f"{v:>10.3f}" for v in row)
+        ci = payload["metrics"].get("intervals", {}).get("micro", {}).get(name) or {}
+        span = "" if ci.get("ci_low") is None else f"  [{ci['ci_low']:.3f}, {ci['ci_high']:.3f}]"
+        yield f"{name:<26}" + "".join(f"{'null':>10}" if v is None else f"{v:>10.3f}" for v in row) + span
     for skip in payload["skipped"][:10]:
         yield f"skipped line {skip['line']} ({skip['turn_id']}): {skip['reason']}"
 
@@ -82,6 +84,21 @@ def cmd_score(args: argparse.Namespace, *, judged: bool = True) -> int:
     for problem in payload.get("invariant_violations", []):
         sys.stderr.write(f"invariant violated: {problem}\n")
     return EXIT_SKIPPED if skipped else EXIT_OK
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from citecheck.compare import CompareError, compare_files, format_comparison
+
+    try:
+        result = compare_files(args.base, args.candidate, args.key)
+    except CompareError as exc:
+        sys.stderr.write(f"citecheck compare: error: {exc}\n")
+        return EXIT_USAGE
+    if args.json:
+        _write(result, None)
+    else:
+        print(format_comparison(result))
+    return EXIT_OK
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
@@ -265,7 +282,8 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     for row in rows:
         if row["slice_name"] == "all" and row["averaging"] == "micro":
             value = "null" if row["value"] is None else f"{row['value']:.3f}"
-            print(f"{row['metric']:<34}{value:>8}  ({row['numerator']:g}/{row['denominator']:g})")
+            ci = "" if row.get("ci_low") is None else f"  95% [{row['ci_low']:.3f}, {row['ci_high']:.3f}]"
+            print(f"{row['metric']:<34}{value:>8}  ({row['numerator']:g}/{row['denominator']:g}){ci}")
     return EXIT_OK
 
 
@@ -350,6 +368,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config")
     p.add_argument("--out")
     p.set_defaults(func=lambda a: cmd_score(a, judged=False))
+
+    p = sub.add_parser("compare", help="paired comparison of two `score` outputs of the same questions")
+    p.add_argument("--base", required=True, help="score output (JSON) of the base version")
+    p.add_argument("--candidate", required=True, help="score output (JSON) of the candidate version")
+    p.add_argument("--key", default="turn_id", help="pair items by turn_id (default), question or attributes.NAME")
+    p.add_argument("--json", action="store_true", help="write the comparison as a JSON object")
+    p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("calibrate", help="judge calibration report against human labels (SPEC §6)")
     p.add_argument("--labels", help="JSON: rows with 'human' and 'judge' booleans")

@@ -4,7 +4,8 @@ GE runs in-process with an ephemeral context (no project files, no Airflow provi
 batches are validated, each by its own suite:
 
 - `metric_rows`: the long rows (one per day, slice, metric, averaging) — rates in [0, 1],
-  unique and non-null keys, value null exactly when the denominator is 0;
+  unique and non-null keys, value null exactly when the denominator is 0, and where a 95% interval
+  is given, ci_low <= value <= ci_high inside [0, 1] (no interval on a null value);
 - `metric_pairs`: the rows pivoted wide per (day, slice, averaging) — `citation_recall` at most
   `judged_attachment_rate` and at most `faithfulness` (SPEC §5 invariants);
 - `run_counts`: one row of the run's counts — every turn read is scored or skipped, the metric rows
@@ -34,7 +35,7 @@ RECALL = "citation_recall"
 RECALL_BOUNDS = RECALL_UPPER_BOUNDS
 METRIC_KEYS = ("slice_name", "slice_value", "metric", "averaging")
 PAIR_KEYS = ("slice_name", "slice_value", "averaging")
-ROW_COLUMNS = (*METRIC_KEYS, "numerator", "denominator", "value", "answers", "sentences")
+ROW_COLUMNS = (*METRIC_KEYS, "numerator", "denominator", "value", "answers", "sentences", "ci_low", "ci_high")
 COUNT_COLUMNS = ("turns_read", "turns_scored", "turns_skipped")
 MAX_EXAMPLES = 5
 DEFAULT_MIN_TURNS = 1
@@ -54,6 +55,8 @@ RULES: dict[str, str] = {
     "unique_metric_key": "one row per (day, slice_name, slice_value, metric, averaging)",
     "key_not_null": "key columns are never null",
     "null_iff_zero_denominator": "value is null exactly when the denominator is 0",
+    "interval_contains_value": "ci_low <= value <= ci_high where both are given, the interval inside [0, 1]",
+    "no_interval_without_value": "ci_low and ci_high are null where the denominator is 0 (value null)",
     "counts_present": "turns_read, turns_scored and turns_skipped are given",
     "turns_reconcile": "turns_read == turns_scored + turns_skipped",
     "metrics_cover_scored_turns": "answers of the overall slice (refusal_rate micro denominator; 0 when "
@@ -185,7 +188,7 @@ def _frames(rows: Sequence[Mapping[str, Any]], run_counts: Mapping[str, Any],
             long[col] = None
     if day is not None:
         long["day"] = long["day"].where(long["day"].notna(), day) if "day" in long.columns else day
-    for col in ("numerator", "denominator", "value", "answers", "sentences"):
+    for col in ("numerator", "denominator", "value", "answers", "sentences", "ci_low", "ci_high"):
         long[col] = pd.to_numeric(long[col], errors="coerce").astype(float)
     long = long.reset_index(drop=True)
     return {"metric_rows": long, "metric_pairs": _pairs(long), "run_counts": _counts(long, run_counts)}
@@ -264,6 +267,16 @@ def _suites(has_day: bool, unjudged_limit: float, min_turns: int) -> dict[str, l
                                        meta=meta("null_iff_zero_denominator")),
         gxe.ExpectColumnValuesToNotBeNull(column="value", row_condition=Column("denominator") != 0,
                                           meta=meta("null_iff_zero_denominator")),
+        gxe.ExpectColumnPairValuesAToBeGreaterThanB(column_A="value", column_B="ci_low", or_equal=True,
+                                                    ignore_row_if="either_value_is_missing",
+                                                    meta=meta("interval_contains_value")),
+        gxe.ExpectColumnPairValuesAToBeGreaterThanB(column_A="ci_high", column_B="value", or_equal=True,
+                                                    ignore_row_if="either_value_is_missing",
+                                                    meta=meta("interval_contains_value")),
+        *(gxe.ExpectColumnValuesToBeBetween(column=c, min_value=0, max_value=1, meta=meta("interval_contains_value"))
+          for c in ("ci_low", "ci_high")),
+        *(gxe.ExpectColumnValuesToBeNull(column=c, row_condition=Column("denominator") == 0,
+                                         meta=meta("no_interval_without_value")) for c in ("ci_low", "ci_high")),
     ]
     pairs = [
         gxe.ExpectColumnPairValuesAToBeGreaterThanB(

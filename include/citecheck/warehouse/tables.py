@@ -150,6 +150,9 @@ def _metric_columns() -> list[Column]:
         Column("value", Float),
         Column("answers", Integer),
         Column("sentences", Integer),
+        Column("ci_low", Float, comment="lower end of the 95 per cent interval of a judged rate, answers as"
+                                        " clusters; null when not judged or the value is null (docs/metrics.md)"),
+        Column("ci_high", Float, comment="upper end of the interval of ci_low"),
         Column("computed_at", UTCDateTime),
     ]
 
