@@ -56,6 +56,21 @@ COMMENT ON COLUMN judgment_cache.window_hash IS 'text_hash of the premise window
 
 COMMENT ON COLUMN judgment_cache.probabilities IS 'JSON list of softmax probabilities, id2label order';
 
+CREATE TABLE IF NOT EXISTS reports (
+	day DATE NOT NULL,
+	run_id VARCHAR(64),
+	trend_days INTEGER NOT NULL,
+	html TEXT NOT NULL,
+	rendered_at TIMESTAMP WITH TIME ZONE NOT NULL,
+	PRIMARY KEY (day)
+);
+
+COMMENT ON TABLE reports IS 'daily HTML report (citecheck report); holds answer and passage text';
+
+COMMENT ON COLUMN reports.run_id IS 'the run whose published rows it shows, if rendered by one';
+
+COMMENT ON COLUMN reports.trend_days IS 'days of history in the trend charts';
+
 CREATE TABLE IF NOT EXISTS runs (
 	run_id VARCHAR(64) NOT NULL,
 	day DATE NOT NULL,
@@ -104,11 +119,14 @@ CREATE TABLE IF NOT EXISTS sentence_verdicts (
 	judge_version VARCHAR(400),
 	reason TEXT,
 	llm JSON,
+	best_windows JSON,
 	run_id VARCHAR(64) NOT NULL,
 	config_hash VARCHAR(32) NOT NULL,
 	judge_versions VARCHAR(400),
 	PRIMARY KEY (day, turn_id, sentence_index)
 );
+
+COMMENT ON COLUMN sentence_verdicts.best_windows IS 'NLI judge: best premise window per cited or supporting label';
 
 CREATE TABLE IF NOT EXISTS skipped_turns (
 	day DATE NOT NULL,
@@ -210,8 +228,11 @@ CREATE TABLE IF NOT EXISTS stage_sentence_verdicts (
 	judge_version VARCHAR(400),
 	reason TEXT,
 	llm JSON,
+	best_windows JSON,
 	PRIMARY KEY (run_id, turn_id, sentence_index)
 );
+
+COMMENT ON COLUMN stage_sentence_verdicts.best_windows IS 'NLI judge: best premise window per cited or supporting label';
 
 CREATE TABLE IF NOT EXISTS stage_skipped (
 	run_id VARCHAR(64) NOT NULL,

@@ -270,6 +270,28 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from citecheck.report import ReportError, write_report
+
+    try:
+        path = write_report(_engine(), args.day, args.out, args.days, store=args.store)
+    except ReportError as exc:
+        sys.stderr.write(f"citecheck: error: {exc}\n")
+        return EXIT_USAGE
+    print(f"report for {args.day} written to {path.resolve()}" + (" and stored in the warehouse" if args.store else ""))
+    return EXIT_OK
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text}")
+    return value
+
+
 def cmd_grant_bi(args: argparse.Namespace) -> int:
     from citecheck.warehouse import grant_bi, grants_sql
 
@@ -360,6 +382,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--day", type=_day, required=True)
     p.add_argument("--json", action="store_true", help="JSON list of rows")
     p.set_defaults(func=cmd_metrics)
+
+    p = sub.add_parser("report", help="write a published day's self-contained HTML report")
+    p.add_argument("--day", type=_day, required=True)
+    p.add_argument("--days", type=_positive, default=28, help="days of history in the trend charts (default 28)")
+    p.add_argument("--out", required=True, help="HTML file to write")
+    p.add_argument("--store", action="store_true",
+                   help="also store it in the warehouse (reports table), where the Airflow plugin serves it")
+    p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("grant-bi", help="grant the read-only BI role SELECT on the published tables (PostgreSQL)")
     p.add_argument("--create-role", action="store_true", help="create the role (NOLOGIN) if it is missing")

@@ -30,7 +30,7 @@ from citecheck.sampling import sample_fraction
 from citecheck.serialize import judgment_from_dict, judgment_to_dict, structured_from_dict, structured_to_dict
 from citecheck.structural import ConversationHistory, structure_turn
 from citecheck.turns import Skipped, TurnError, turn_from_dict
-from citecheck.verdicts import SentenceVerdict, decide
+from citecheck.verdicts import SentenceVerdict, decide, evidence_windows
 from citecheck.warehouse import tables as T
 
 DEFAULT_JUDGE_SPEC: dict[str, Any] = {"kind": "nli", "model": "cross-encoder/nli-deberta-v3-base"}
@@ -478,6 +478,7 @@ def _sentence_row(run_id: str, day: dt.date, conversation_id: str, turn_id: str,
         "judge": j.judge if j else None, "judge_version": (j.judge_version if j else None),
         "reason": (j.unjudged_reason if j else None) or s.non_claim_reason,
         "llm": _jsonable(j.detail.get("llm")) if j and j.detail.get("llm") else None,
+        "best_windows": evidence_windows(v),
     }
 
 

@@ -79,3 +79,12 @@ def _credit(sentence: Sentence, verdict: str, judgment: Judgment) -> dict[str, b
             irrelevant = not judgment.alone.get(label, False) and judgment.rest.get(label, False)
             credited[label] = verdict == SUPPORTED and not irrelevant
     return credited
+
+
+def evidence_windows(v: SentenceVerdict) -> dict[str, str] | None:
+    """The NLI judge's best premise window (`detail["best_windows"]`) of each passage the sentence
+    cites or is supported by: what a reader needs to see the supporting span; None when there is none."""
+    windows = (v.judgment.detail.get("best_windows") if v.judgment else None) or {}
+    wanted = (*v.sentence.labels, *v.supported_elsewhere_by)
+    kept = {label: window for label in wanted if isinstance(window := windows.get(label), str) and window}
+    return kept or None

@@ -3,8 +3,8 @@ these definitions (`python -m citecheck ddl`), never written by hand.
 
 Source (reference schema users map their logs onto): `source_turns`, `source_passages`.
 Outputs (SPEC §7): `sentence_verdicts`, `citation_verdicts`, `daily_metrics`, `skipped_turns`,
-`runs`, and the judgment cache. Staging tables hold one run's intermediate data, keyed by
-`run_id`, and are emptied after publish.
+`runs`, `reports` (the rendered daily report), and the judgment cache. Staging tables hold one
+run's intermediate data, keyed by `run_id`, and are emptied after publish.
 """
 
 from __future__ import annotations
@@ -113,6 +113,7 @@ def _sentence_columns() -> list[Column]:
         Column("judge_version", String(400)),
         Column("reason", Text),
         Column("llm", JSON),
+        Column("best_windows", JSON, comment="NLI judge: best premise window per cited or supporting label"),
     ]
 
 
@@ -181,6 +182,17 @@ runs = Table(
     Column("validation", JSON),
     Column("state", JSON),
     Column("error", Text),
+)
+
+# The day's rendered HTML report (self-contained), served by the Airflow plugin; a rerun replaces it.
+reports = Table(
+    "reports", metadata,
+    Column("day", Date, primary_key=True),
+    Column("run_id", String(64), nullable=True, comment="the run whose published rows it shows, if rendered by one"),
+    Column("trend_days", Integer, nullable=False, comment="days of history in the trend charts"),
+    Column("html", Text, nullable=False),
+    Column("rendered_at", UTCDateTime, nullable=False),
+    comment="daily HTML report (citecheck report); holds answer and passage text",
 )
 
 # --- staging: one run's intermediate data, keyed by run id --------------------------------
