@@ -45,18 +45,19 @@ def metric_rows(engine: Engine, day_from: dt.date, day_to: dt.date, *, metrics: 
 
 
 def published_run(engine: Engine, day: dt.date) -> dict[str, Any] | None:
-    """The run whose rows are published for the day (the run id of its metric rows), or None."""
+    """The `runs` row of the run whose rows are published for the day (the run id of its metric
+    rows; only the run id and day when its runs row is gone), or None when nothing is published."""
     with engine.connect() as conn:
         run_id = conn.execute(sa.select(T.daily_metrics.c.run_id).where(T.daily_metrics.c.day == day).limit(1)
                               ).scalar()
         if run_id is None:
             return None
         c = T.runs.c
-        row = conn.execute(sa.select(c.run_id, c.day, c.status, c.started_at, c.finished_at, c.turns_read,
-                                     c.turns_scored, c.turns_skipped, c.turns_judged, c.share_nli, c.share_llm,
-                                     c.llm_cost_usd, c.config_hash, c.judge, c.judge_versions)
-                           .where(c.run_id == run_id)).mappings().first()
-        return dict(row) if row else {"run_id": run_id, "day": day}
+        cols = [c.run_id, c.day, c.status, c.started_at, c.finished_at, c.turns_read, c.turns_scored,
+                c.turns_skipped, c.turns_judged, c.share_nli, c.share_llm, c.llm_cost_usd, c.config_hash, c.judge,
+                c.judge_versions]
+        row = conn.execute(sa.select(*cols).where(c.run_id == run_id)).mappings().first()
+        return dict(row) if row else {col.name: None for col in cols} | {"run_id": run_id, "day": day}
 
 
 def flagged_sentences(engine: Engine, day: dt.date, verdicts: Sequence[str], limit: int) -> list[dict[str, Any]]:

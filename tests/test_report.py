@@ -1,0 +1,256 @@
+"""The daily HTML report: span highlighting, data gathering, rendering (self-contained, escaped),
+storage of the rendered day, and the CLI, on SQLite and on the real PostgreSQL."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+
+import markupsafe
+import pytest
+import sqlalchemy as sa
+from conftest import orbit_settings, orbit_warehouse_turns
+
+from citecheck import job
+from citecheck import warehouse as W
+from citecheck.report import ReportError, build_report, format_value, publish_report
+from citecheck.report.charts import vega_runtime
+from citecheck.report.data import Evidence, FlaggedSentence, ReportData, evidence_for, highlight
+from citecheck.report.render import CONTENT_SECURITY_POLICY, render
+from citecheck.text import find_span
+from citecheck.warehouse import report_reads as R
+from citecheck.warehouse import tables as T
+from citecheck.warehouse.reports import report_html, report_index, store_report
+
+DAYS = [dt.date(2026, 11, 28), dt.date(2026, 11, 29), dt.date(2026, 11, 30)]
+HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def published(request, tmp_path):
+    """A warehouse (SQLite file or a fresh PostgreSQL database) with three published Orbit days."""
+    url = f"sqlite:///{tmp_path}/wh.sqlite" if request.param == "sqlite" else request.getfixturevalue(
+        "pg_warehouse_url")
+    engine = W.make_engine(url)
+    W.init_warehouse(engine)
+    for day in DAYS:
+        W.load_turns(engine, orbit_warehouse_turns(day.isoformat()))
+        job.run_day(engine, day, orbit_settings())
+    yield engine
+    engine.dispose()
+
+
+def headline_values(page: str) -> dict[str, str]:
+    return dict(re.findall(r'class="value headline-value" data-metric="([^"]+)" data-value="([^"]*)"', page))
+
+
+# --- units ------------------------------------------------------------------------------------
+
+def test_find_span_matches_as_quote_verification_does():
+    passage = "Meals are reimbursed\n up to 40 euros per day. Alcohol is “never” reimbursed."
+    start, end = find_span(passage, "meals are REIMBURSED up to 40")
+    assert passage[start:end] == "Meals are reimbursed\n up to 40"
+    start, end = find_span(passage, 'Alcohol is "never"')
+    assert passage[start:end] == "Alcohol is “never”"
+    assert find_span(passage, "taxis") is None
+    assert find_span(passage, "   ") is None
+
+
+def test_highlight_merges_overlapping_spans_and_keeps_every_character():
+    text = "abcdefghij"
+    pieces = highlight(text, [(2, 5), (4, 7), (8, 9)])
+    assert pieces == (("ab", False), ("cdefg", True), ("h", False), ("i", True), ("j", False))
+    assert "".join(p for p, _ in pieces) == text
+    assert highlight("", []) == (("", False),)
+    assert highlight(text, [(0, 10)]) == ((text, True),)
+
+
+def test_evidence_prefers_a_verified_llm_quote_then_the_nli_window():
+    passages = {"S1": {"label": "S1", "text": "The cap is 220 euros. Receipts are required.", "source": "policy"},
+                "S2": {"label": "S2", "text": "Approved reports are paid within 5 days.", "source": "faq"}}
+    row = {"labels": ["S1", "S9"], "unknown_labels": ["S9"], "supported_elsewhere_by": "S2",
+           "llm": {"quotes": [{"label": "S1", "quote": "Receipts are required", "verified": True},
+                              {"label": "S2", "quote": "paid within 5", "verified": False}]},
+           "best_windows": {"S1": "The cap is 220 euros.", "S2": "Approved reports are paid within 5 days."}}
+    s1, s2 = evidence_for(row, passages)
+    assert (s1.label, s1.role, s1.span_kind) == ("S1", "cited", "verified LLM quote")
+    assert [p for p, marked in s1.segments if marked] == ["Receipts are required"]
+    assert (s2.label, s2.role, s2.span_kind) == ("S2", "supports", "NLI best window")  # unverified quote ignored
+    assert [p for p, marked in s2.segments if marked] == ["Approved reports are paid within 5 days."]
+
+    missing = evidence_for({"labels": ["S3"], "best_windows": {"S3": "gone"}}, passages)[0]
+    assert missing.passage is None and "not found" in missing.note
+    moved = evidence_for({"labels": ["S1"], "best_windows": {"S1": "not in the passage any more"}}, passages)[0]
+    assert moved.span_kind is None and "not in the stored passage" in moved.note
+    plain = evidence_for({"labels": ["S1"]}, passages)[0]
+    assert plain.span_kind is None and plain.segments == ((passages["S1"]["text"], False),)
+
+
+def test_values_are_formatted_by_the_metric_scale():
+    assert format_value("citation_recall", 0.375) == "37.5%"
+    assert format_value("citation_f1", 0.5) == "50.0%"
+    assert format_value("unknown_labels_per_1000_answers", 333.3333) == "333.3"
+    assert format_value("some_future_metric", 12.345) == "12.3"
+    assert format_value("citation_recall", None) == "n/a"
+
+
+def _constructed(**overrides) -> ReportData:
+    day = dt.date(2026, 11, 30)
+    metric = {"day": day, "slice_name": "all", "slice_value": "all", "metric": "citation_recall", "averaging": "micro",
+              "numerator": 3.0, "denominator": 8.0, "value": 0.375, "answers": 3, "sentences": 12, "run_id": "r1",
+              "ci_low": 0.1, "ci_high": 0.7}
+    sentence = {"turn_id": "t1", "sentence_index": 0, "text": "Claim " + HOSTILE, "labels": ["S1"],
+                "unknown_labels": [], "verdict": "unsupported", "score": 0.1, "contradiction": 0.2, "judge": "nli"}
+    evidence = Evidence("S1", "cited", {"text": "P " + HOSTILE, "source": HOSTILE, "document_id": "d", "version": "1"}, (("P ", False), (HOSTILE, True)),
+                        "NLI best window")
+    data = ReportData(
+        day=day, trend_days=7, run=None, headline=[metric], all_metrics=[metric],
+        history=[dict(metric, day=day - dt.timedelta(days=i)) for i in range(3)],
+        slices=[dict(metric, slice_name="product", slice_value=HOSTILE)], agreement=[],
+        flagged=[FlaggedSentence(sentence, (evidence,))],
+        optional={"alerts": [{"metric": "citation_recall", "slice_name": "all", "slice_value": "all", "baseline": 0.8,
+                              "value": 0.375, "direction": "down", "size": -0.425, "rule": HOSTILE}],
+                  "suggestions": [{"kind": "miscited", "sentence": HOSTILE, "turn_id": "t1", "sentence_index": 0,
+                                   "cited_labels": ["S1"], "suggested_labels": ["S2"], "source": "faq",
+                                   "document_id": "d", "version": "2", "judge": "llm", "score": None,
+                                   "quote": HOSTILE, "auto_apply": False, "caution": "has_numbers"}],
+                  "judge_quality": None},
+        interval_columns=("ci_low", "ci_high"))
+    for key, value in overrides.items():
+        setattr(data, key, value)
+    return data
+
+
+def test_untrusted_texts_are_escaped_everywhere():
+    page = render(_constructed())
+    assert "<script>alert" not in page and "<img src=x" not in page
+    escaped = str(markupsafe.escape(HOSTILE))
+    assert page.count(escaped) >= 6  # sentence, passage, source, slice, alert rule, suggestion (+ quote)
+    # the slice value also reaches the chart data, inside a <script>: JSON-escaped, never raw
+    assert "\\u003cscript\\u003e" in page
+    assert "<mark>&lt;script&gt;" in page
+
+
+def test_intervals_are_shown_and_charted_when_the_warehouse_stores_them():
+    page = render(_constructed())
+    assert '<span class="interval">[10.0%, 70.0%]</span>' in page
+    assert '"y2": {"field": "ci_high"' in page or '"y2":{"field":"ci_high"' in page.replace(" ", "")
+    without = render(_constructed(interval_columns=()))
+    assert 'class="interval"' not in without and "ci_high" not in without
+    assert "point values only" in without
+
+
+# --- against a warehouse ------------------------------------------------------------------------
+
+def test_the_report_of_a_published_day_matches_the_warehouse(published):
+    day = DAYS[-1]
+    page = build_report(published, day, trend_days=7)
+    micro = {r["metric"]: r["value"] for r in job.day_metrics(published, day)
+             if r["slice_name"] == "all" and r["averaging"] == "micro"}
+    shown = headline_values(page)
+    assert shown["citation_recall"] == repr(micro["citation_recall"])
+    assert set(shown) >= {"citation_recall", "citation_precision", "attachment_rate", "faithfulness"}
+    for metric, value in shown.items():
+        assert float(value) == micro[metric] if value else micro[metric] is None
+    # self-contained: the Vega runtime is inlined, and outside it no external script, stylesheet,
+    # image or link target
+    runtime = vega_runtime()
+    assert page.count(runtime) == 1
+    markup = page.replace(runtime, "")
+    assert not re.search(r'<(script|img|iframe|link)[^>]+(src|href)=', markup)
+    assert not re.search(r'(src|href)="(https?:)?//', markup)
+    assert f'<meta http-equiv="Content-Security-Policy" content="{markupsafe.escape(CONTENT_SECURITY_POLICY)}">' in page
+    # trend data: the three published days of the window
+    assert all(f'"day": "{d.isoformat()}"' in page for d in DAYS)
+    # every flagged sentence of the day is listed with its passages
+    with published.connect() as conn:
+        flagged = conn.execute(sa.select(sa.func.count()).select_from(T.sentence_verdicts).where(
+            T.sentence_verdicts.c.day == day, T.sentence_verdicts.c.check_worthy.is_(True),
+            T.sentence_verdicts.c.verdict.in_(["unsupported", "miscited", "contradicted"]))).scalar_one()
+    assert flagged >= 1
+    assert page.count('<div class="sentence"') == flagged
+    assert 'class="evidence cited"' in page
+
+
+def test_a_stored_report_is_replaced_by_a_rerun(published):
+    day = DAYS[-1]
+    first = publish_report(published, day, "run-a", trend_days=7)
+    assert first["bytes"] > 100_000  # the Vega runtime is inlined
+    store_report(published, DAYS[0], "<p>older</p>", trend_days=1)
+    store_report(published, day, "<p>second</p>", trend_days=3, run_id="run-b")
+    assert report_html(published, day) == "<p>second</p>"
+    assert report_html(published, dt.date(2020, 1, 1)) is None
+    index = report_index(published)
+    assert [r["day"] for r in index] == [day, DAYS[0]]
+    assert index[0]["run_id"] == "run-b" and index[0]["trend_days"] == 3
+    assert index[0]["rendered_at"].tzinfo is not None
+
+
+def test_tables_of_other_steps_are_read_when_present(published):
+    day = DAYS[-1]
+    assert R.optional_day_rows(published, "judge_quality", day) is None
+    quality = sa.Table("judge_quality", sa.MetaData(), sa.Column("day", sa.Date), sa.Column("judge", sa.String(40)),
+                       sa.Column("f1", sa.Float))
+    quality.create(published)
+    with published.begin() as conn:
+        conn.execute(quality.insert(), [{"day": day, "judge": "nli", "f1": 0.81},
+                                        {"day": DAYS[0], "judge": "nli", "f1": 0.5}])
+    assert R.optional_day_rows(published, "judge_quality", day) == [{"day": day, "judge": "nli", "f1": 0.81}]
+    page = build_report(published, day, trend_days=7)
+    assert 'id="judge-quality-table"' in page and "0.81" in page
+
+
+def test_a_day_without_published_metrics_is_a_clear_error(published):
+    with pytest.raises(ReportError, match="no published metrics for 2026-12-25"):
+        build_report(published, dt.date(2026, 12, 25))
+    with pytest.raises(ReportError, match="at least 1"):
+        build_report(published, DAYS[-1], trend_days=0)
+
+
+def test_cli_writes_the_file_and_stores_it(tmp_path, monkeypatch, capsys):
+    from citecheck.cli import main
+
+    url = f"sqlite:///{tmp_path}/wh.sqlite"
+    engine = W.make_engine(url)
+    W.init_warehouse(engine)
+    W.load_turns(engine, orbit_warehouse_turns(DAYS[-1].isoformat()))
+    job.run_day(engine, DAYS[-1], orbit_settings())
+    monkeypatch.setenv("CITECHECK_WAREHOUSE_URL", url)
+    monkeypatch.delenv("CITECHECK_CONFIG", raising=False)
+    out = tmp_path / "out" / "report.html"
+    assert main(["report", "--day", "2026-11-30", "--days", "3", "--out", str(out), "--store"]) == 0
+    assert "written to" in capsys.readouterr().out
+    assert out.read_text(encoding="utf-8") == report_html(engine, DAYS[-1])
+    assert main(["report", "--day", "2026-11-01", "--out", str(tmp_path / "none.html")]) == 2
+    assert "no published metrics for 2026-11-01" in capsys.readouterr().err
+    assert not (tmp_path / "none.html").exists()
+    for bad in (["--days", "0"], ["--days", "x"], ["--day", "30/11/2026"]):
+        args = ["report", "--day", "2026-11-30", "--out", str(out), *bad]
+        with pytest.raises(SystemExit) as exit_:
+            main(args)
+        assert exit_.value.code == 2
+
+
+@pytest.mark.slow
+def test_nli_best_windows_are_published_and_highlighted(tmp_path):
+    """The NLI judge's best window per cited/supporting passage reaches `sentence_verdicts` through
+    the real job, and the report highlights it inside the stored passage."""
+    from tiny_models import save_tiny_nli
+
+    model = save_tiny_nli(tmp_path / "tiny_nli")
+    engine = W.make_engine(f"sqlite:///{tmp_path}/wh.sqlite")
+    W.init_warehouse(engine)
+    W.load_turns(engine, orbit_warehouse_turns(DAYS[-1].isoformat()))
+    job.run_day(engine, DAYS[-1], orbit_settings(judge_spec={"kind": "nli", "model": str(model), "batch_size": 8}))
+    with engine.connect() as conn:
+        rows = conn.execute(sa.select(T.sentence_verdicts.c.labels, T.sentence_verdicts.c.best_windows).where(
+            T.sentence_verdicts.c.judge == "nli")).all()
+    windows = [w for _labels, w in rows if w]
+    assert windows, "judged sentences keep their best windows"
+    assert all(set(w) <= set(labels) | {"S1", "S2", "S3", "S4", "S5"} for labels, w in rows if w)
+    page = build_report(engine, DAYS[-1], trend_days=1)
+    flagged = R.flagged_sentences(engine, DAYS[-1], ("contradicted", "unsupported", "miscited"), 30)
+    assert any(r["best_windows"] for r in flagged), "the tiny model leaves sentences unsupported"
+    assert "highlighted: NLI best window" in page and "<mark>" in page
+    json.dumps(windows)  # stored as plain JSON
