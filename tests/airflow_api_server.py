@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-USERS = {"admin": ("admin", "admin-pass"), "viewer": ("viewer", "viewer-pass")}
+# user -> (SimpleAuthManager role, password); "nobody" has no role, so no permission at all
+USERS = {"admin": ("admin", "admin-pass"), "viewer": ("viewer", "viewer-pass"), "nobody": ("", "nobody-pass")}
 
 
 def free_port() -> int:

@@ -10,7 +10,6 @@ import re
 import markupsafe
 import pytest
 import sqlalchemy as sa
-from conftest import orbit_settings, orbit_warehouse_turns
 
 from citecheck import job
 from citecheck import warehouse as W
@@ -22,6 +21,7 @@ from citecheck.text import find_span
 from citecheck.warehouse import report_reads as R
 from citecheck.warehouse import tables as T
 from citecheck.warehouse.reports import report_html, report_index, store_report
+from conftest import orbit_settings, orbit_warehouse_turns
 
 DAYS = [dt.date(2026, 11, 28), dt.date(2026, 11, 29), dt.date(2026, 11, 30)]
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
@@ -102,8 +102,8 @@ def _constructed(**overrides) -> ReportData:
               "ci_low": 0.1, "ci_high": 0.7}
     sentence = {"turn_id": "t1", "sentence_index": 0, "text": "Claim " + HOSTILE, "labels": ["S1"],
                 "unknown_labels": [], "verdict": "unsupported", "score": 0.1, "contradiction": 0.2, "judge": "nli"}
-    evidence = Evidence("S1", "cited", {"text": "P " + HOSTILE, "source": HOSTILE, "document_id": "d", "version": "1"}, (("P ", False), (HOSTILE, True)),
-                        "NLI best window")
+    passage = {"text": "P " + HOSTILE, "source": HOSTILE, "document_id": "d", "version": "1"}
+    evidence = Evidence("S1", "cited", passage, (("P ", False), (HOSTILE, True)), "NLI best window")
     data = ReportData(
         day=day, trend_days=7, run=None, headline=[metric], all_metrics=[metric],
         history=[dict(metric, day=day - dt.timedelta(days=i)) for i in range(3)],

@@ -27,7 +27,8 @@ def trend_chart(history: Sequence[Mapping[str, Any]], metrics: Sequence[str], da
     if intervals:
         layers.append(base.mark_area(opacity=0.25).encode(y="ci_low:Q", y2="ci_high:Q"))
     layers.append(base.mark_line(point=True).encode(
-        y=alt.Y("value:Q", title=None, scale=alt.Scale(zero=False), axis=alt.Axis(minExtent=44, maxExtent=44)),
+        y=alt.Y("value:Q", title=None, scale=alt.Scale(zero=False),
+                axis=alt.Axis(minExtent=44, maxExtent=44, format=".3~g")),
         tooltip=[alt.Tooltip("day:T"), alt.Tooltip("value:Q", format=".4f")]))
     layers.append(alt.Chart().mark_rule(strokeDash=[4, 3], color="#888").encode(
         x=alt.datum(alt.DateTime(year=day.year, month=day.month, date=day.day, utc=True))))
