@@ -244,36 +244,29 @@ def run_job(url: str) -> dict[str, Any]:
     settings = job.JobSettings(judge_spec=S.full_judge_spec(), config=config_from_mapping(
         tomllib.loads(S.config_toml())), nli_share=0.0)
     engine = W.make_engine(url)
-    run_id = job.new_run_id(DAY)
     base_rss = _vm("VmRSS")
     resettable = _reset_peak()
     stages: dict[str, dict[str, float]] = {}
-    out: dict[str, Any] = {}
 
     sampler = _Sampler()
 
     def step(name: str, fn: Any, *args: Any) -> Any:
+        """`job.run_steps`' hook: each step timed and measured (shards add up under one name)."""
         _release_memory()
         _reset_peak()
         sampler.reset()
         before = _vm("VmRSS")
         t0 = time.perf_counter()
         result = fn(*args)
-        wall = time.perf_counter() - t0
+        wall = time.perf_counter() - t0 + stages.get(name, {}).get("wall_s", 0.0)
         sampler.sample()
         stages[name] = {"wall_s": wall, "peak_mib": _vm("VmHWM"), "rss_before_mib": before,
                         "rss_after_mib": _vm("VmRSS"), "peak_anon_mib": sampler.anon,
                         "peak_shared_mib": sampler.shared}
         return result
 
-    out["extract"] = step("extract", job.extract, engine, DAY, run_id, settings)
-    out["structural"] = s = step("structural", job.structural, engine, DAY, run_id, settings)
-    step("judge_shards", lambda: [job.judge_shard(engine, run_id, shard, settings) for shard in s["shards"]])
-    step("escalate", job.escalate, engine, run_id, settings)
-    out["aggregate"] = step("aggregate", job.aggregate, engine, DAY, run_id, settings, {"first": {}})
-    step("validate", job.validate, engine, DAY, run_id, settings)
-    out["publish"] = step("publish", job.publish, engine, DAY, run_id)
-    step("finish", job.finish, engine, run_id, out["publish"])
+    out = job.run_steps(job.DayRun(engine, DAY, job.new_run_id(DAY), settings), step)
+    s = out["structural"]
     sampler.stop()
     engine.dispose()
     return {"stages": stages, "base_rss_mib": base_rss, "peak_resettable": resettable,

@@ -1,4 +1,4 @@
--- Generated from include/citecheck/warehouse.py by `python -m citecheck grant-bi --print`. Do not edit.
+-- Generated from include/citecheck/warehouse/grants.py by `python -m citecheck grant-bi --print`. Do not edit.
 -- Read-only access for dashboard users to the published tables and views, nothing else.
 -- Create the role first, e.g.: CREATE ROLE citecheck_bi LOGIN PASSWORD '...';
 -- Publish replaces rows (DELETE + INSERT) and views are CREATE OR REPLACE, so grants persist.

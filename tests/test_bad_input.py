@@ -292,6 +292,6 @@ def test_the_answer_size_limit_is_configurable():
     with pytest.raises(TurnError, match=r"answer is 2,700 characters, over the limit of 1,000"):
         turn_from_dict(data, limited.max_answer_chars)
     assert turn_from_dict(data, 0).answer == data["answer"]
-    assert limited.hash != config_from_mapping({}).hash, "the limit changes results, so the config hash"
+    assert limited.rules_hash != config_from_mapping({}).rules_hash, "the limit changes results, so the config hash"
     with pytest.raises(ConfigError, match="non-negative integer"):
         config_from_mapping({"segmentation": {"max_answer_chars": -1}})

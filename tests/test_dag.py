@@ -9,7 +9,6 @@ import sys
 import time
 
 import pytest
-
 from conftest import REPO, load_fixture, orbit_warehouse_turns
 
 HEAVY = ("torch", "sentence_transformers", "great_expectations", "anthropic", "transformers", "pandas")

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from conftest import orbit_settings, orbit_warehouse_turns
 from faults import (
     DropConnection,
     published_rows,
@@ -30,7 +31,6 @@ from faults import (
 from citecheck import job
 from citecheck import warehouse as W
 from citecheck.warehouse import tables as T
-from conftest import orbit_settings, orbit_warehouse_turns
 
 DAY = dt.date(2026, 11, 30)
 TESTS = Path(__file__).resolve().parent
@@ -114,7 +114,7 @@ def test_a_publish_retried_after_its_cleanup_changes_nothing(request, tmp_path, 
     result = job.run_day(engine, DAY, orbit_settings())
     before = published_rows(engine, DAY, keep_run_id=True)
     retry = W.make_engine(url)
-    assert job.publish(retry, DAY, result["run_id"]) == result["publish"]
+    assert job.publish(job.DayRun(retry, DAY, result["run_id"], orbit_settings())) == result["publish"]
     assert published_rows(engine, DAY, keep_run_id=True) == before
     retry.dispose()
     engine.dispose()
@@ -166,7 +166,7 @@ def test_sigkill_mid_publish_keeps_the_previous_version_and_the_retry_publishes(
     assert published_rows(engine, DAY, keep_run_id=True) == old_rows
     assert run_status(engine, new) == "validated" and run_status(engine, old) == "published"
     retry = W.make_engine(url)
-    counts = job.publish(retry, DAY, new)
+    counts = job.publish(job.DayRun(retry, DAY, new, orbit_settings()))
     retry.dispose()
     assert counts == {name: sum(v.values()) for name, v in published_run_ids(engine, DAY).items()}
     _assert_one_clean_version(engine, new)

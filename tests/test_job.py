@@ -7,11 +7,11 @@ import json
 
 import pytest
 import sqlalchemy as sa
+from conftest import REPO, load_fixture, orbit_settings, orbit_warehouse_turns
 
 from citecheck import job
 from citecheck import warehouse as W
 from citecheck.warehouse import tables as T
-from conftest import REPO, load_fixture, orbit_settings, orbit_warehouse_turns
 
 DAY = dt.date(2026, 11, 30)
 ORBIT = load_fixture("orbit_labs.json")

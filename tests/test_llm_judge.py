@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 import pytest
+from conftest import load_fixture
 from fake_anthropic import FakeAnthropic, entry, grade_by_id, request_input, serve_with_env
 
 from citecheck.judges import JudgeSpecError, judge_from_spec
@@ -22,7 +23,6 @@ from citecheck.judges.llm import (
     retry_after_s,
 )
 from citecheck.model import JudgeItem, Passage
-from conftest import load_fixture
 
 KEY = "sk-test-not-a-real-key-4711"
 JOINT = (

@@ -14,13 +14,13 @@ import urllib.error
 import urllib.request
 
 import pytest
-from airflow_api_server import ApiServer
-from report_browser import artifacts_dir, launch, open_report_page, report_screenshot, watch
+from conftest import orbit_settings, orbit_warehouse_turns
 
 from citecheck import job
 from citecheck import warehouse as W
 from citecheck.report import format_value, publish_report
-from conftest import orbit_settings, orbit_warehouse_turns
+from helpers.api_server import ApiServer
+from helpers.browser import artifacts_dir, launch, open_report_page, report_screenshot, watch
 
 DAYS = [dt.date(2026, 11, 28), dt.date(2026, 11, 29), dt.date(2026, 11, 30)]
 
@@ -124,7 +124,7 @@ def test_the_airflow_plugin_serves_the_report_behind_airflow_auth(tmp_path, pg_w
 def _open_from_the_airflow_navigation(browser, base_url: str, cookie: list[dict], day: dt.date) -> None:
     """The Airflow UI shows the "Citation report" link; it opens the report list in the UI, and the
     list links to the day's report."""
-    from report_browser import PageCheck
+    from helpers.browser import PageCheck
 
     check = PageCheck(base_url)
     context = browser.new_context(viewport={"width": 1400, "height": 1000})

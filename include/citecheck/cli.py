@@ -1,7 +1,8 @@
 """Command line: `python -m citecheck COMMAND …`.
 
-Exit codes: 0 success; 1 the run finished but some input lines were skipped (see `skipped`);
-2 bad usage, configuration or judge file (nothing was scored).
+Exit codes (named below): 0 success; 1 the run finished but some input lines were skipped
+(see `skipped`); 2 bad usage, configuration or judge file (nothing was scored); 3 a day failed
+validation (nothing of it was published).
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-EXIT_OK, EXIT_SKIPPED, EXIT_USAGE = 0, 1, 2
+EXIT_OK = 0
+EXIT_SKIPPED = 1  # finished, but some input lines or turns were skipped
+EXIT_USAGE = 2  # bad usage, configuration or judge file: nothing was done
+EXIT_VALIDATION_FAILED = 3  # a day's output broke an expectation: nothing of it was published
 
 
 def _read_turns(path: str, max_answer_chars: int) -> tuple[list[Any], list[Any]]:
@@ -49,11 +53,10 @@ def _summary(payload: dict[str, Any]) -> Iterator[str]:
     run = payload["run"]
     yield (f"turns read {run['turns_read']}, scored {run['turns_scored']}, skipped {run['turns_skipped']}"
            f" · judge {run['judge']} {run['judge_version'] or ''} · config {run['config_hash']}")
-    headline = ("attachment_rate", "citation_recall", "citation_precision", "citation_f1", "support_rate_of_cited",
-                "faithfulness", "unknown_label_rate", "miscited_rate", "uncited_supported_rate", "unsupported_rate",
-                "refusal_rate", "unjudged_rate")
+    from citecheck.metrics import HEADLINE_METRICS
+
     yield f"{'metric':<26}{'micro':>10}{'macro':>10}"
-    for name in headline:
+    for name in HEADLINE_METRICS:
         row = [payload["metrics"][avg].get(name) for avg in ("micro", "macro")]
         yield f"{name:<26}" + "".join(f"{'null':>10}" if v is None else f"{v:>10.3f}" for v in row)
     for skip in payload["skipped"][:10]:
@@ -217,14 +220,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     engine = _engine()
     settings = _job_settings(args)
-    if not args.force and published_config_hash(engine, args.day) == settings.config_hash:
-        print(f"{args.day}: already published with config {settings.config_hash} (use --force to rerun)")
+    if not args.force and published_config_hash(engine, args.day) == settings.run_config_hash:
+        print(f"{args.day}: already published with config {settings.run_config_hash} (use --force to rerun)")
         return EXIT_OK
     try:
         result = run_day(engine, args.day, settings)
     except ValidationFailed as exc:
         sys.stderr.write(f"{exc}\n")
-        return 3
+        return EXIT_VALIDATION_FAILED
     s = result["structural"]
     print(f"{args.day}: run {result['run_id']} published · turns read {s['turns_read']}, scored {s['turns_scored']},"
           f" skipped {s['turns_skipped']}, judged {s.get('turns_selected', 0)}")
@@ -236,28 +239,19 @@ def cmd_backfill(args: argparse.Namespace) -> int:
 
     from tqdm import tqdm
 
-    from citecheck.job import ValidationFailed, published_config_hash, run_day
+    from citecheck.job import backfill
 
-    engine = _engine()
-    settings = _job_settings(args)
     days = [args.from_ + dt.timedelta(days=i) for i in range((args.to - args.from_).days + 1)]
-    failed, skipped = [], []
-    for day in tqdm(days, desc="backfill", unit="day", disable=not sys.stderr.isatty()):
-        if not args.force and published_config_hash(engine, day) == settings.config_hash:
-            skipped.append(day.isoformat())
-            continue
-        try:
-            run_day(engine, day, settings)
-        except ValidationFailed as exc:
-            failed.append(day.isoformat())
-            sys.stderr.write(f"{exc}\n")
-    print(f"backfill {args.from_}..{args.to}: {len(days) - len(failed) - len(skipped)} published, "
-          f"{len(skipped)} already up to date, {len(failed)} failed validation")
-    return 3 if failed else EXIT_OK
+    progress = tqdm(days, desc="backfill", unit="day", disable=not sys.stderr.isatty())
+    report = backfill(_engine(), progress, _job_settings(args), force=args.force,
+                      on_failure=lambda _day, exc: sys.stderr.write(f"{exc}\n"))
+    print(f"backfill {args.from_}..{args.to}: {len(report.published)} published, "
+          f"{len(report.up_to_date)} already up to date, {len(report.failed_validation)} failed validation")
+    return EXIT_VALIDATION_FAILED if report.failed_validation else EXIT_OK
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
-    from citecheck.job import day_metrics
+    from citecheck.warehouse import day_metrics
 
     rows = day_metrics(_engine(), args.day)
     if args.json:

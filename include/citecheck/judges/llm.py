@@ -811,8 +811,10 @@ class AnthropicJudge:
         run_id: str | None = None,
         batch_state: BatchStateStore | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        api_key: str | None = None,
     ) -> None:
         self.config = config
+        self._api_key = api_key  # None: the SDK reads ANTHROPIC_API_KEY
         self.version = config.model
         self.run_id = run_id
         if batch_state is None:
@@ -849,7 +851,7 @@ class AnthropicJudge:
             out[pos] = a
         self._count("sentences_without_citations", len(early))
         self._count("answers_escalated", len(requests))
-        if requests and not os.environ.get("ANTHROPIC_API_KEY"):
+        if requests and not (self._api_key or os.environ.get("ANTHROPIC_API_KEY")):
             self._flags.add("skipped_no_api_key")
             log.warning(
                 "anthropic judge: ANTHROPIC_API_KEY is not set; %d answers not escalated", len(requests)
@@ -951,12 +953,14 @@ class AnthropicJudge:
         return estimate.worst_case_usd(self.config, batch=batch)
 
     def client(self) -> Any:
-        """The SDK client: key and base URL from ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL."""
+        """The SDK client: the key given when the judge was built, else ANTHROPIC_API_KEY; the base
+        URL from ANTHROPIC_BASE_URL."""
         with self._lock:
             if self._client is None:
                 import anthropic
 
-                self._client = anthropic.Anthropic(max_retries=0, timeout=self.config.timeout_s)
+                self._client = anthropic.Anthropic(api_key=self._api_key, max_retries=0,
+                                                   timeout=self.config.timeout_s)
             return self._client
 
     # -- retries ---------------------------------------------------------------------------
@@ -1238,9 +1242,11 @@ def from_spec(
     *,
     run_id: str | None = None,
     batch_state: BatchStateStore | None = None,
+    api_key: str | None = None,
     **_: Any,
 ) -> AnthropicJudge:
-    """Build the judge of an `anthropic` spec; `run_id` and `batch_state` let batches reattach."""
+    """Build the judge of an `anthropic` spec; `run_id` and `batch_state` let batches reattach;
+    `api_key` (else ANTHROPIC_API_KEY) authenticates."""
     if batch_state is not None and not isinstance(batch_state, BatchStateStore):
         raise JudgeSpecError("anthropic judge: batch_state must have get(run_id) and put(run_id, batch_id)")
-    return AnthropicJudge(config_from_spec(spec), run_id=run_id, batch_state=batch_state)
+    return AnthropicJudge(config_from_spec(spec), run_id=run_id, batch_state=batch_state, api_key=api_key)

@@ -28,7 +28,15 @@ from sqlalchemy import (
     func,
 )
 
+from citecheck.turns import MAX_ATTRIBUTE_VALUE_CHARS, MAX_ID_CHARS
+
 metadata = MetaData()
+JUDGE_VERSIONS_CHARS = 400  # "judge:version" pairs of a run, comma-joined
+
+
+def _id() -> String:
+    """The width of turn ids, conversation ids and labels (`turns.MAX_ID_CHARS`, enforced on input)."""
+    return String(MAX_ID_CHARS)
 
 
 class UTCDateTime(TypeDecorator[dt.datetime]):
@@ -54,8 +62,8 @@ class UTCDateTime(TypeDecorator[dt.datetime]):
 # --- source: the logged turns -------------------------------------------------------------
 source_turns = Table(
     "source_turns", metadata,
-    Column("turn_id", String(200), primary_key=True),
-    Column("conversation_id", String(200), nullable=True),
+    Column("turn_id", _id(), primary_key=True),
+    Column("conversation_id", _id(), nullable=True),
     Column("turn_index", Integer, nullable=True),
     Column("answered_at", UTCDateTime, nullable=True),
     Column("question", Text, nullable=True),
@@ -71,9 +79,9 @@ source_turns = Table(
 
 source_passages = Table(
     "source_passages", metadata,
-    Column("turn_id", String(200), primary_key=True),
+    Column("turn_id", _id(), primary_key=True),
     Column("position", Integer, primary_key=True),
-    Column("label", String(200), nullable=True),
+    Column("label", _id(), nullable=True),
     Column("source", Text, nullable=True),
     Column("text", Text, nullable=True),
     Column("document_id", String(200), nullable=True),
@@ -89,15 +97,15 @@ def _run_columns() -> list[Column]:
     return [
         Column("run_id", String(64), nullable=False),
         Column("config_hash", String(32), nullable=False),
-        Column("judge_versions", String(400), nullable=True),
+        Column("judge_versions", String(JUDGE_VERSIONS_CHARS), nullable=True),
     ]
 
 
 def _sentence_columns() -> list[Column]:
     return [
-        Column("turn_id", String(200), primary_key=True),
+        Column("turn_id", _id(), primary_key=True),
         Column("sentence_index", Integer, primary_key=True),
-        Column("conversation_id", String(200)),
+        Column("conversation_id", _id()),
         Column("text", Text),
         Column("labels", JSON),
         Column("unknown_labels", JSON),
@@ -119,9 +127,9 @@ def _sentence_columns() -> list[Column]:
 
 def _citation_columns() -> list[Column]:
     return [
-        Column("turn_id", String(200), primary_key=True),
+        Column("turn_id", _id(), primary_key=True),
         Column("sentence_index", Integer, primary_key=True),
-        Column("label", String(200), primary_key=True),
+        Column("label", _id(), primary_key=True),
         Column("status", String(20)),
         Column("check_worthy", Boolean),
         Column("alone", Boolean),
@@ -133,7 +141,7 @@ def _citation_columns() -> list[Column]:
 def _metric_columns() -> list[Column]:
     return [
         Column("slice_name", String(200), primary_key=True),
-        Column("slice_value", String(400), primary_key=True),
+        Column("slice_value", String(MAX_ATTRIBUTE_VALUE_CHARS), primary_key=True),
         Column("metric", String(80), primary_key=True),
         Column("averaging", String(10), primary_key=True),
         Column("numerator", Float),
@@ -147,7 +155,7 @@ def _metric_columns() -> list[Column]:
 
 def _skipped_columns() -> list[Column]:
     return [
-        Column("turn_id", String(200), primary_key=True),
+        Column("turn_id", _id(), primary_key=True),
         Column("reason", Text, nullable=False),
     ]
 
@@ -176,7 +184,7 @@ runs = Table(
     Column("llm_cost_usd", Float),
     Column("config_hash", String(32)),
     Column("judge", String(40)),
-    Column("judge_versions", String(400)),
+    Column("judge_versions", String(JUDGE_VERSIONS_CHARS)),
     Column("timings", JSON),
     Column("stats", JSON),
     Column("validation", JSON),
@@ -199,7 +207,7 @@ reports = Table(
 stage_turns = Table(
     "stage_turns", metadata,
     Column("run_id", String(64), primary_key=True),
-    Column("turn_id", String(200), primary_key=True),
+    Column("turn_id", _id(), primary_key=True),
     Column("shard", Integer, nullable=False),
     Column("selected", Boolean, nullable=False),
     Column("structured", JSON, nullable=False),
@@ -208,7 +216,7 @@ stage_turns = Table(
 stage_judgments = Table(
     "stage_judgments", metadata,
     Column("run_id", String(64), primary_key=True),
-    Column("turn_id", String(200), primary_key=True),
+    Column("turn_id", _id(), primary_key=True),
     Column("sentence_index", Integer, primary_key=True),
     Column("stage", String(20), primary_key=True),
     Column("judgment", JSON, nullable=False),
@@ -216,7 +224,7 @@ stage_judgments = Table(
 stage_skipped = Table(
     "stage_skipped", metadata,
     Column("run_id", String(64), primary_key=True),
-    Column("turn_id", String(200), primary_key=True),
+    Column("turn_id", _id(), primary_key=True),
     Column("reason", Text, nullable=False),
 )
 

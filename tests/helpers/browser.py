@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+from helpers import REPO
+
 LOCAL_HOSTS = frozenset({"127.0.0.1"})
 
 

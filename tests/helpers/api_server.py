@@ -20,7 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from helpers import REPO
+
 # user -> (SimpleAuthManager role, password); "nobody" has no role, so no permission at all
 USERS = {"admin": ("admin", "admin-pass"), "viewer": ("viewer", "viewer-pass"), "nobody": ("", "nobody-pass")}
 
