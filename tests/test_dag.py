@@ -49,7 +49,7 @@ def test_dag_imports_cleanly_without_heavy_modules(tmp_path):
     errors, tasks, heavy = out.stdout.strip().splitlines()[-3:]
     assert errors == "{}"
     assert tasks == str(sorted(["extract", "structural", "judge_shard", "escalate", "aggregate", "validate",
-                                "publish", "record_run"]))
+                                "publish", "monitor", "record_run"]))
     assert heavy == "[]", f"heavy modules imported at parse time: {heavy}"
 
 

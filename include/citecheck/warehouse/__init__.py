@@ -7,6 +7,7 @@
 - `runs`: the run ledger (the only writer of `runs`)
 - `publish`: the one-transaction publish of a day, and reads of published days
 - `grants`: the read-only BI role
+- `alerts`: the monitor step's history reads and its `alerts` table
 
 The names below are the public API the job, the CLI and the DAG use (`from citecheck import
 warehouse as W`).
