@@ -7,7 +7,8 @@ sentences say? Structural checks on 100% of turns, the NLI judge on the configur
 judge on NLI rejections plus a random sample, a Great Expectations gate, and a one-transaction
 publish of the day into `daily_metrics`, `sentence_verdicts`, `citation_verdicts` and
 `recite_suggestions`, then the `monitor` step's step-change alerts (e-mailed by `AlertNotifier`
-when the `citecheck_alerts_smtp` connection is defined).
+when the `citecheck_alerts_smtp` connection is defined), then the day's HTML report (`report`,
+served in the Airflow UI by the `citecheck_report` plugin under "Citation report").
 
 The steps are `citecheck.job`'s, wired here in the order of `citecheck.job.run_steps`: `extract`
 returns the day and run id every later task takes; XCom carries ids and counts only;
@@ -173,6 +174,13 @@ def citation_metrics_daily():
         return monitor(_day_run(extracted))
 
     @task
+    def report(extracted: dict) -> dict:
+        """The day's HTML report, stored in the warehouse for the `citecheck_report` plugin."""
+        from citecheck.job import report
+
+        return report(_day_run(extracted))
+
+    @task
     def record_run(extracted: dict, published: dict) -> dict:
         from citecheck.job import record_run
 
@@ -184,7 +192,7 @@ def citation_metrics_daily():
     aggregated = aggregate(extracted, shard_results, escalation)
     validated = validate(extracted)
     published = publish(extracted)
-    chain(shard_results, escalation, aggregated, validated, published, monitor(extracted),
+    chain(shard_results, escalation, aggregated, validated, published, monitor(extracted), report(extracted),
           record_run(extracted, published))
 
 

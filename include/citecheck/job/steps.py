@@ -272,6 +272,14 @@ def monitor(run: DayRun) -> dict[str, Any]:
     return monitor_day(run.engine, run.day, run.run_id, run.settings)
 
 
+def report(run: DayRun) -> dict[str, Any]:
+    """After monitor: render the day's HTML report (its alerts included) and store it in the
+    warehouse, where the Airflow plugin serves it; a rerun replaces it (`citecheck.report`)."""
+    from citecheck.report import publish_report, trend_days
+
+    return publish_report(run.engine, run.day, run.run_id, trend_days(run.settings.config))
+
+
 def record_run(run: DayRun, published_rows: Mapping[str, int]) -> dict[str, Any]:
     """Close the run: `finished_at` and the published row counts in the ledger."""
     runs.finish_run(run.engine, run.run_id, published_rows)
@@ -280,7 +288,7 @@ def record_run(run: DayRun, published_rows: Mapping[str, int]) -> dict[str, Any]
 
 StepCall = Callable[..., Any]
 STEP_NAMES = ("extract", "structural", "judge_shard", "escalate", "aggregate", "validate", "publish", "monitor",
-              "record_run")
+              "report", "record_run")
 
 
 def _call_directly(_name: str, step: StepCall, *args: Any) -> Any:
@@ -300,5 +308,6 @@ def run_steps(run: DayRun, call: Callable[..., Any] = _call_directly) -> dict[st
     out["validate"] = call("validate", validate, run)
     out["publish"] = call("publish", publish, run)
     out["monitor"] = call("monitor", monitor, run)
+    out["report"] = call("report", report, run)
     out["record_run"] = call("record_run", record_run, run, out["publish"])
     return out

@@ -8,19 +8,36 @@ from pathlib import Path
 
 from sqlalchemy.engine import Engine
 
+from citecheck.config import Config, ConfigError
 from citecheck.report.data import ReportError, format_value, gather
 
-__all__ = ["ReportError", "build_report", "format_value", "publish_report", "write_report"]
+__all__ = ["DEFAULT_TREND_DAYS", "ReportError", "build_report", "format_value", "publish_report", "trend_days",
+           "write_report"]
+
+DEFAULT_TREND_DAYS = 28
 
 
-def build_report(engine: Engine, day: dt.date, trend_days: int = 28) -> str:
+def trend_days(config: Config) -> int:
+    """Days of history the job's report charts: `[report] days` of the config (default 28)."""
+    section = config.extra.get("report", {})
+    unknown = set(section) - {"days"}
+    if unknown:
+        raise ConfigError(f"config: unknown key(s) in [report]: {sorted(unknown)}")
+    days = section.get("days", DEFAULT_TREND_DAYS)
+    if isinstance(days, bool) or not isinstance(days, int) or days < 1:
+        raise ConfigError(f"config: report.days must be a whole number of at least 1 (got {days!r})")
+    return days
+
+
+def build_report(engine: Engine, day: dt.date, trend_days: int = DEFAULT_TREND_DAYS) -> str:
     """The report of a published day as HTML; ReportError when the day has no published metrics."""
     from citecheck.report.render import render
 
     return render(gather(engine, day, trend_days))
 
 
-def write_report(engine: Engine, day: dt.date, out: str | Path, trend_days: int = 28, *, store: bool = False
+def write_report(engine: Engine, day: dt.date, out: str | Path, trend_days: int = DEFAULT_TREND_DAYS, *,
+                 store: bool = False
                  ) -> Path:
     """Write the day's report to `out` (its folder is created) and, with `store`, also store it in
     the warehouse as `publish_report` does; the path written."""
@@ -35,7 +52,8 @@ def write_report(engine: Engine, day: dt.date, out: str | Path, trend_days: int 
     return path
 
 
-def publish_report(engine: Engine, day: dt.date, run_id: str | None = None, trend_days: int = 28) -> dict:
+def publish_report(engine: Engine, day: dt.date, run_id: str | None = None, trend_days: int = DEFAULT_TREND_DAYS
+                   ) -> dict:
     """Render the day's report and store it in the warehouse (`reports`), replacing an earlier
     one: what the DAG's report task does and the Airflow plugin serves."""
     from citecheck.warehouse.reports import store_report

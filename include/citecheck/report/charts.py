@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import os
+import tempfile
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 
@@ -58,12 +61,34 @@ def slice_chart(slices: Sequence[Mapping[str, Any]], metric: str) -> dict[str, A
 @functools.cache
 def vega_runtime() -> str:
     """Vega-Embed with Vega-Lite (the version of Altair's schema) and Vega, as one script that sets
-    the `vegaEmbed` global; built once per process (it takes seconds)."""
+    the `vegaEmbed` global. Bundling takes seconds, so it is kept per process and, when the user
+    cache folder is writable, on disk per vl-convert and Vega-Lite version."""
     import altair as alt
     import vl_convert
 
     major, minor = alt.SCHEMA_VERSION.lstrip("v").split(".")[:2]
-    bundle = vl_convert.javascript_bundle(vl_version=f"{major}.{minor}")
+    vl_version = f"{major}.{minor}"
+    cached = _cache_dir() / f"vega-runtime-{vl_convert.__version__}-vl{vl_version}.js"
+    try:
+        bundle = cached.read_text(encoding="utf-8")
+    except OSError:
+        bundle = vl_convert.javascript_bundle(vl_version=vl_version)
+        _write_atomically(cached, bundle)
     if "</script" in bundle.lower():
         raise ValueError("the Vega bundle contains '</script' and cannot be inlined")
     return bundle
+
+
+def _cache_dir() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "citecheck"
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Best effort: a read-only home just means bundling again in the next process."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, delete=False) as tmp:
+            tmp.write(text)
+        os.replace(tmp.name, path)
+    except OSError:
+        pass
