@@ -1,9 +1,10 @@
 """Airflow 3 plugin: the daily citation report inside Airflow.
 
-A FastAPI app mounted on the api-server at `/citecheck-report/` serves the reports the DAG's
-`report` task stored in the warehouse (`reports` table): `/citecheck-report/` lists them,
-`/citecheck-report/latest` redirects to the newest, `/citecheck-report/YYYY-MM-DD` is one day. A
-navigation entry "Citation report" opens the list inside the Airflow UI.
+A FastAPI app mounted on the api-server at `/citecheck` serves the reports the DAG's `report` task
+stored in the warehouse (`reports` table): `/citecheck/report/` lists them,
+`/citecheck/report/latest` redirects to the newest, `/citecheck/report/YYYY-MM-DD` is one day (the
+link `[monitor] report_url` puts in alert e-mails by default). A navigation entry "Citation
+report" opens the list inside the Airflow UI.
 
 The pages show answer and passage text, so every page needs Airflow's own authentication (the
 UI's session cookie or a bearer JWT from `/auth/token`) and the auth manager's permission to read
@@ -26,7 +27,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 
 WAREHOUSE_CONN_ID = os.environ.get("CITECHECK_WAREHOUSE_CONN_ID", "citecheck_warehouse")
 REPORT_DAG_ID = "citation_metrics_daily"
-URL_PREFIX = "/citecheck-report"
+URL_PREFIX = "/citecheck"
 
 
 def require_report_reader(user: GetUserDep) -> None:
@@ -70,7 +71,7 @@ app = FastAPI(title="citecheck daily report", docs_url=None, redoc_url=None, ope
               dependencies=[Depends(require_report_reader)])
 
 
-@app.get("/", response_class=HTMLResponse)
+@app.get("/report/", response_class=HTMLResponse)
 def report_list() -> HTMLResponse:
     from citecheck.report.render import render_index
     from citecheck.warehouse.reports import report_index
@@ -78,7 +79,7 @@ def report_list() -> HTMLResponse:
     return _page(render_index(report_index(_engine(warehouse_url()))))
 
 
-@app.get("/latest")
+@app.get("/report/latest")
 def latest_report() -> RedirectResponse:
     from citecheck.warehouse.reports import report_index
 
@@ -88,7 +89,7 @@ def latest_report() -> RedirectResponse:
     return RedirectResponse(rows[0]["day"].isoformat(), status_code=status.HTTP_307_TEMPORARY_REDIRECT)
 
 
-@app.get("/{day}", response_class=HTMLResponse)
+@app.get("/report/{day}", response_class=HTMLResponse)
 def report_page(day: dt.date) -> HTMLResponse:
     from citecheck.warehouse.reports import report_html
 
@@ -104,7 +105,7 @@ class CitecheckReportPlugin(AirflowPlugin):
     fastapi_apps = [{"app": app, "url_prefix": URL_PREFIX, "name": "citecheck daily report"}]  # noqa: RUF012
     external_views = [{  # noqa: RUF012
         "name": "Citation report",
-        "href": URL_PREFIX.lstrip("/") + "/",  # relative: resolved against the UI's base URL
+        "href": URL_PREFIX.lstrip("/") + "/report/",  # relative: resolved against the UI's base URL
         "destination": "nav",
         "url_route": "citation-report",
         "nav_top_level": True,

@@ -109,13 +109,13 @@ def _constructed(**overrides) -> ReportData:
         history=[dict(metric, day=day - dt.timedelta(days=i)) for i in range(3)],
         slices=[dict(metric, slice_name="product", slice_value=HOSTILE)], agreement=[],
         flagged=[FlaggedSentence(sentence, (evidence,))],
-        optional={"alerts": [{"metric": "citation_recall", "slice_name": "all", "slice_value": "all", "baseline": 0.8,
+        alerts=[{"metric": "citation_recall", "slice_name": "all", "slice_value": "all", "baseline": 0.8,
                               "value": 0.375, "direction": "down", "size": -0.425, "rule": HOSTILE}],
-                  "suggestions": [{"kind": "miscited", "sentence": HOSTILE, "turn_id": "t1", "sentence_index": 0,
+        suggestions=[{"kind": "miscited", "sentence": HOSTILE, "turn_id": "t1", "sentence_index": 0,
                                    "cited_labels": ["S1"], "suggested_labels": ["S2"], "source": "faq",
                                    "document_id": "d", "version": "2", "judge": "llm", "score": None,
                                    "quote": HOSTILE, "auto_apply": False, "caution": "has_numbers"}],
-                  "judge_quality": None},
+        optional={"judge_quality": None},
         interval_columns=("ci_low", "ci_high"))
     for key, value in overrides.items():
         setattr(data, key, value)
@@ -173,18 +173,47 @@ def test_the_report_of_a_published_day_matches_the_warehouse(published):
     assert 'class="evidence cited"' in page
 
 
+def test_the_days_alerts_and_suggestions_are_shown(published):
+    from citecheck.monitor import alerts_between
+    from citecheck.suggestions import suggestions_for
+    from citecheck.warehouse.alerts import replace_alerts
+
+    day = DAYS[-1]
+    alert = {"metric": "unknown_labels_per_1000_answers", "slice_name": "product", "slice_value": "travel",
+             "averaging": "micro", "baseline": 5.0, "value": 333.3, "direction": "up", "size": 328.3,
+             "rule": "abs 328.3 >= 2; interval above the baseline"}
+    replace_alerts(published, day, "run-x", [alert])
+    replace_alerts(published, DAYS[0], "run-y", [dict(alert, metric="refusal_rate")])
+    assert len(alerts_between(published, day, day)) == 1
+    suggestions = suggestions_for(published, day)
+    assert suggestions, "the Orbit day has a miscited sentence, so a re-cite suggestion"
+    page = build_report(published, day, trend_days=7)
+    assert page.count('<tr class="alert">') == 1
+    alerts = re.search(r'<table id="alerts-table">(.*?)</table>', page, re.S).group(1)
+    assert "product = travel" in alerts and "333.3" in alerts and "refusal_rate" not in alerts
+    assert page.count('<tr class="suggestion">') == len(suggestions)
+    for s in suggestions:
+        assert str(markupsafe.escape(s["sentence"])) in page
+        assert ", ".join(s["suggested_labels"]) in page
+
+
 def test_a_stored_report_is_replaced_by_a_rerun(published):
     day = DAYS[-1]
-    first = publish_report(published, day, "run-a", trend_days=7)
-    assert first["bytes"] > 100_000  # the Vega runtime is inlined
-    store_report(published, DAYS[0], "<p>older</p>", trend_days=1)
+    index = report_index(published)
+    assert [r["day"] for r in index] == DAYS[::-1], "the job's report step stored every day, newest first"
+    assert index[0]["run_id"] == R.published_run(published, day)["run_id"] and index[0]["trend_days"] == 28
+    assert index[0]["rendered_at"].tzinfo is not None
+    stored = report_html(published, day)
+    assert f'<span id="report-day">{day.isoformat()}</span>' in stored
     store_report(published, day, "<p>second</p>", trend_days=3, run_id="run-b")
     assert report_html(published, day) == "<p>second</p>"
     assert report_html(published, dt.date(2020, 1, 1)) is None
     index = report_index(published)
-    assert [r["day"] for r in index] == [day, DAYS[0]]
-    assert index[0]["run_id"] == "run-b" and index[0]["trend_days"] == 3
-    assert index[0]["rendered_at"].tzinfo is not None
+    assert len(index) == 3 and (index[0]["run_id"], index[0]["trend_days"]) == ("run-b", 3)
+    rerun = publish_report(published, day, "run-c", trend_days=7)
+    assert rerun["bytes"] > 100_000  # the Vega runtime is inlined
+    assert report_html(published, day).count('<span id="report-day">') == 1
+    assert report_index(published, limit=1)[0]["run_id"] == "run-c"
 
 
 def test_tables_of_other_steps_are_read_when_present(published):
@@ -254,3 +283,14 @@ def test_nli_best_windows_are_published_and_highlighted(tmp_path):
     assert any(r["best_windows"] for r in flagged), "the tiny model leaves sentences unsupported"
     assert "highlighted: NLI best window" in page and "<mark>" in page
     json.dumps(windows)  # stored as plain JSON
+
+
+def test_the_trend_window_comes_from_the_config():
+    from citecheck.config import ConfigError, config_from_mapping
+    from citecheck.report import DEFAULT_TREND_DAYS, trend_days
+
+    assert trend_days(config_from_mapping({})) == DEFAULT_TREND_DAYS == 28
+    assert trend_days(config_from_mapping({"report": {"days": 7}})) == 7
+    for bad in ({"days": 0}, {"days": "7"}, {"days": True}, {"weeks": 2}):
+        with pytest.raises(ConfigError, match="report"):
+            trend_days(config_from_mapping({"report": bad}))

@@ -80,10 +80,10 @@ def test_the_airflow_plugin_serves_the_report_behind_airflow_auth(tmp_path, pg_w
                                                    "CITECHECK_WAREHOUSE_URL": "sqlite:////nonexistent/no.sqlite"})
     server.start()
     try:
-        page_url = f"{server.base_url}/citecheck-report/{day.isoformat()}"
+        page_url = f"{server.base_url}/citecheck/report/{day.isoformat()}"
         # refused without a valid session or token
         assert _get(page_url)[0] == 401
-        assert _get(f"{server.base_url}/citecheck-report/")[0] == 401
+        assert _get(f"{server.base_url}/citecheck/report/")[0] == 401
         assert _get(page_url, {"Authorization": "Bearer not-a-jwt"})[0] in (401, 403)
         assert _get(page_url, {"Cookie": "_token=forged"})[0] in (401, 403)
         # authenticated but not authorized: Airflow's auth manager decides
@@ -94,14 +94,16 @@ def test_the_airflow_plugin_serves_the_report_behind_airflow_auth(tmp_path, pg_w
         assert status == 200 and f'<span id="report-day">{day.isoformat()}</span>' in body
         assert "default-src 'none'" in headers["content-security-policy"]
         assert headers["cache-control"] == "no-store"
-        status, body, _ = _get(f"{server.base_url}/citecheck-report/", {"Authorization": f"Bearer {token}"})
+        status, body, _ = _get(f"{server.base_url}/citecheck/report/", {"Authorization": f"Bearer {token}"})
         assert status == 200 and body.index(day.isoformat()) < body.index(DAYS[0].isoformat())
-        assert _get(f"{server.base_url}/citecheck-report/2026-01-01", {"Authorization": f"Bearer {token}"})[0] == 404
-        assert _get(f"{server.base_url}/citecheck-report/not-a-day", {"Authorization": f"Bearer {token}"})[0] == 422
+        status, body, _ = _get(f"{server.base_url}/citecheck/report/latest", {"Authorization": f"Bearer {token}"})
+        assert status == 200 and f'<span id="report-day">{day.isoformat()}</span>' in body
+        assert _get(f"{server.base_url}/citecheck/report/2026-01-01", {"Authorization": f"Bearer {token}"})[0] == 404
+        assert _get(f"{server.base_url}/citecheck/report/not-a-day", {"Authorization": f"Bearer {token}"})[0] == 422
         # the navigation entry is registered with the UI
         status, body, _ = _get(f"{server.base_url}/api/v2/plugins", {"Authorization": f"Bearer {token}"})
         views = [v for p in json.loads(body)["plugins"] for v in p["external_views"]]
-        assert {"name": "Citation report", "href": "citecheck-report/", "destination": "nav"}.items() <= \
+        assert {"name": "Citation report", "href": "citecheck/report/", "destination": "nav"}.items() <= \
             next(v for v in views if v["name"] == "Citation report").items()
 
         cookie = [{"name": "_token", "value": token, "url": server.base_url}]

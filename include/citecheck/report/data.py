@@ -17,14 +17,14 @@ from citecheck.warehouse import report_reads as R
 
 HEADLINE_METRICS = (
     "citation_recall", "citation_precision", "citation_f1", "faithfulness", "attachment_rate",
-    "unknown_labels_per_1000_answers", "multi_citation_share", "miscited_rate", "unsupported_rate",
-    "refusal_rate", "unjudged_rate",
+    "unknown_labels_per_1000_answers", "multi_citation_share", "rewrite_or_block_per_1000_answers",
+    "miscited_rate", "unsupported_rate", "refusal_rate", "unjudged_rate",
 )
 SLICE_METRICS = ("citation_recall", "citation_precision", "attachment_rate", "unknown_label_rate", "miscited_rate",
                  "unsupported_rate")
 AGREEMENT_METRICS = ("first_stage_agreement", "first_stage_false_pass_rate", "first_stage_false_fail_rate")
 FLAGGED_VERDICTS = ("contradicted", "unsupported", "miscited")
-OPTIONAL_TABLES = {"alerts": "alerts", "suggestions": "recite_suggestions", "judge_quality": "judge_quality"}
+OPTIONAL_TABLES = {"judge_quality": "judge_quality"}  # tables this branch does not define
 
 
 class ReportError(ValueError):
@@ -60,12 +60,17 @@ class ReportData:
     slices: list[dict[str, Any]]
     agreement: list[dict[str, Any]]
     flagged: list[FlaggedSentence]
+    alerts: list[dict[str, Any]] = field(default_factory=list)
+    suggestions: list[dict[str, Any]] = field(default_factory=list)
     optional: dict[str, list[dict[str, Any]] | None] = field(default_factory=dict)
     interval_columns: tuple[str, ...] = ()
 
 
 def gather(engine: Engine, day: dt.date, trend_days: int = 28, *, flagged_limit: int = 30) -> ReportData:
     """Everything the report of `day` shows; ReportError when nothing is published for the day."""
+    from citecheck.monitor import alerts_between
+    from citecheck.suggestions import suggestions_for
+
     if trend_days < 1:
         raise ReportError(f"--days must be at least 1 (got {trend_days})")
     day_from = day - dt.timedelta(days=trend_days - 1)
@@ -85,6 +90,8 @@ def gather(engine: Engine, day: dt.date, trend_days: int = 28, *, flagged_limit:
         slices=R.metric_rows(engine, day, day, metrics=SLICE_METRICS, exclude_slice="all"),
         agreement=[by_metric[m] for m in AGREEMENT_METRICS if m in by_metric],
         flagged=[FlaggedSentence(r, evidence_for(r, passages.get(r["turn_id"], {}))) for r in flagged],
+        alerts=alerts_between(engine, day, day),
+        suggestions=suggestions_for(engine, day),
         optional={key: R.optional_day_rows(engine, table, day) for key, table in OPTIONAL_TABLES.items()},
         interval_columns=R.interval_columns(),
     )

@@ -1,5 +1,7 @@
 """Warehouse reads behind the daily report: metric history and slices, the published run, the
-flagged sentences with their passages, and tables other steps may or may not have created.
+flagged sentences with their passages, and tables other branches may or may not have created
+(`judge_quality`). Alerts and re-cite suggestions come from `citecheck.monitor` and
+`citecheck.suggestions`.
 
 Interval columns (`ci_low`, `ci_high`) are read when `daily_metrics` has them, so the report shows
 intervals as soon as the warehouse stores them.
@@ -16,12 +18,10 @@ from sqlalchemy.engine import Engine
 
 from citecheck.warehouse import tables as T
 
-INTERVAL_COLUMNS = ("ci_low", "ci_high")
-
 
 def interval_columns() -> tuple[str, ...]:
     """The interval columns `daily_metrics` defines (none before intervals are stored)."""
-    return tuple(c for c in INTERVAL_COLUMNS if c in T.daily_metrics.c)
+    return tuple(c for c in T.METRIC_INTERVAL_COLUMNS if c in T.daily_metrics.c)
 
 
 def metric_rows(engine: Engine, day_from: dt.date, day_to: dt.date, *, metrics: Sequence[str] | None = None,

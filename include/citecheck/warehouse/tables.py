@@ -173,6 +173,10 @@ def _suggestion_columns() -> list[Column]:
     ]
 
 
+# A metric row's interval columns, read wherever `daily_metrics` has them (stored by intervals work).
+METRIC_INTERVAL_COLUMNS = ("ci_low", "ci_high")
+
+
 def _skipped_columns() -> list[Column]:
     return [
         Column("turn_id", _id(), primary_key=True),
