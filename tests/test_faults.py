@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from conftest import orbit_settings, orbit_warehouse_turns
 from faults import (
     DropConnection,
     published_rows,
@@ -31,6 +30,7 @@ from faults import (
 from citecheck import job
 from citecheck import warehouse as W
 from citecheck.warehouse import tables as T
+from helpers import orbit_settings, orbit_warehouse_turns
 
 DAY = dt.date(2026, 11, 30)
 TESTS = Path(__file__).resolve().parent
@@ -80,7 +80,7 @@ DROPS = {
 def test_a_dropped_connection_fails_one_step_and_its_retry_publishes_the_whole_day(pg_warehouse_url, monkeypatch,
                                                                                    case):
     step, pattern, nth, visible = DROPS[case]
-    monkeypatch.setattr(job, "STRUCTURAL_CHUNK", 2)  # several extract chunks: a drop between two of them
+    monkeypatch.setattr(job.steps, "STRUCTURAL_CHUNK", 2)  # several extract chunks: a drop between two of them
     engine, _old, old_rows = _warehouse_with_an_old_version(pg_warehouse_url)
     new = job.new_run_id(DAY)
     fault = DropConnection(step, pattern and f"(?s){pattern}", nth)

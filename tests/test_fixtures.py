@@ -6,7 +6,6 @@ import json
 from fractions import Fraction
 
 import pytest
-from conftest import load_fixture, score_dicts
 
 from citecheck.calibration import agreement
 from citecheck.config import config_from_mapping
@@ -15,6 +14,7 @@ from citecheck.parsing import parse_answer
 from citecheck.structural import check_worthiness
 from citecheck.sufficiency import evidence_sufficiency
 from citecheck.turns import turn_from_dict
+from helpers import load_fixture, score_dicts
 
 ORBIT = load_fixture("orbit_labs.json")
 TOL = 5e-4

@@ -10,7 +10,6 @@ import re
 import markupsafe
 import pytest
 import sqlalchemy as sa
-from conftest import orbit_settings, orbit_warehouse_turns
 
 from citecheck import job
 from citecheck import warehouse as W
@@ -22,6 +21,7 @@ from citecheck.text import find_span
 from citecheck.warehouse import report_reads as R
 from citecheck.warehouse import tables as T
 from citecheck.warehouse.reports import report_html, report_index, store_report
+from helpers import orbit_settings, orbit_warehouse_turns
 
 DAYS = [dt.date(2026, 11, 28), dt.date(2026, 11, 29), dt.date(2026, 11, 30)]
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'

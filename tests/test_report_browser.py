@@ -14,11 +14,11 @@ import urllib.error
 import urllib.request
 
 import pytest
-from conftest import orbit_settings, orbit_warehouse_turns
 
 from citecheck import job
 from citecheck import warehouse as W
 from citecheck.report import format_value, publish_report
+from helpers import orbit_settings, orbit_warehouse_turns
 from helpers.api_server import ApiServer
 from helpers.browser import artifacts_dir, launch, open_report_page, report_screenshot, watch
 

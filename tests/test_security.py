@@ -12,12 +12,12 @@ import uuid
 
 import pytest
 import sqlalchemy as sa
-from conftest import REPO, orbit_settings, orbit_warehouse_turns
 
 from citecheck import job
 from citecheck import warehouse as W
 from citecheck.naming import InvalidName, WarehouseNames, warehouse_names
 from citecheck.warehouse import tables as T
+from helpers import REPO, orbit_settings, orbit_warehouse_turns
 
 DAY = dt.date(2026, 11, 30)
 INJECTIONS = [

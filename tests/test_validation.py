@@ -7,11 +7,11 @@ import json
 from typing import Any
 
 import pytest
-from conftest import load_fixture, score_dicts
 
 from citecheck.config import config_from_mapping
 from citecheck.metrics import RATE_METRICS
 from citecheck.validation import RULES, validate_day
+from helpers import load_fixture, score_dicts
 
 ORBIT = load_fixture("orbit_labs.json")
 

@@ -93,11 +93,6 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _sample_config_toml(refusals: Sequence[str]) -> str:
-    quoted = ", ".join(json.dumps(r) for r in refusals)
-    return f"# Configuration for the bundled sample data.\n[check_worthiness]\nrefusals = [{quoted}]\n"
-
-
 def _loadable_malformed(data: Any) -> list[dict[str, Any]]:
     """The sample's malformed lines that the source tables can still hold (a JSON object with a
     new turn id): loaded so the job has bad rows to skip with a reason."""
@@ -119,14 +114,11 @@ def _loadable_malformed(data: Any) -> list[dict[str, Any]]:
 def cmd_sample(args: argparse.Namespace) -> int:
     import datetime as dt
 
-    from citecheck import sample
+    from citecheck import demo
 
-    data = sample.generate(dt.date.fromisoformat(args.start), args.days, args.turns_per_day, seed=args.seed)
+    data = demo.generate(dt.date.fromisoformat(args.start), args.days, args.turns_per_day, seed=args.seed)
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    sample.write_turns_jsonl(data, out / "turns.jsonl")
-    sample.write_judge(data, out / "judge.json")
-    (out / "config.toml").write_text(_sample_config_toml(sample.REFUSAL_SENTENCES), encoding="utf-8")
+    demo.write_sample(data, out)
     print(f"wrote {len(data.turns)} turns (+{len(data.malformed_lines)} malformed lines) to {out}")
     return EXIT_OK
 
@@ -164,14 +156,14 @@ def _safe_url(url: str) -> str:
 
 
 def cmd_load_sample(args: argparse.Namespace) -> int:
-    from citecheck import sample
+    from citecheck import demo
     from citecheck.warehouse import load_turns
 
     engine = _engine()
-    data = sample.generate(args.start, args.days, args.turns_per_day, seed=args.seed)
+    data = demo.generate(args.start, args.days, args.turns_per_day, seed=args.seed)
     n = load_turns(engine, data.turns + _loadable_malformed(data))
     if args.write_judge:
-        sample.write_judge(data, Path(args.write_judge))
+        demo.write_judge(data, Path(args.write_judge))
     print(f"loaded {n} sample turns for {args.days} day(s) from {args.start}")
     return EXIT_OK
 

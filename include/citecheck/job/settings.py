@@ -96,6 +96,8 @@ def build_judge(engine: Engine, settings: JobSettings, run_id: str, *, stage: st
 
 
 def sample_settings(sample_dir: Path) -> JobSettings:
-    """Settings for the bundled sample: its recorded judge and config."""
-    return JobSettings(judge_spec=read_judge_file(sample_dir / "judge.json"),
-                       config=load_config(sample_dir / "config.toml"))
+    """Settings for the bundled sample written by `citecheck sample`: its recorded judge and config."""
+    from citecheck.demo import sample_files
+
+    files = sample_files(sample_dir)
+    return JobSettings(judge_spec=read_judge_file(files.judge), config=load_config(files.config))
