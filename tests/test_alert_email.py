@@ -13,11 +13,11 @@ import socket
 import types
 
 import pytest
-from conftest import REPO, load_fixture, orbit_settings, orbit_warehouse_turns
 
 from citecheck import job
 from citecheck import warehouse as W
 from citecheck.warehouse.alerts import replace_alerts
+from helpers import REPO, load_fixture, orbit_settings, orbit_warehouse_turns
 
 DAY = dt.date(2026, 11, 30)
 ALERTS = [
@@ -184,3 +184,12 @@ def test_dag_test_monitor_alerts_and_the_email_arrives(smtp_server, tmp_path):
     assert "unknown_label_rate" in body and "http://127.0.0.1:8080/citecheck/report/2026-11-30" in body
     texts = [p["text"][:40] for t in orbit["turns"] for p in t["context"]]
     assert not [t for t in texts if t in body]
+
+
+def test_the_notifier_is_the_monitor_tasks_success_callback(dag_module):
+    task = dag_module.citation_metrics_daily().get_task("monitor")
+    callbacks = task.on_success_callback if isinstance(task.on_success_callback, list) else [
+        task.on_success_callback]
+    notifiers = [c for c in callbacks if isinstance(c, dag_module.AlertNotifier)]
+    assert len(notifiers) == 1 and notifiers[0].smtp_conn_id == "citecheck_alerts_smtp"
+    assert {t.task_id for t in task.upstream_list} == {"publish", "extract"}

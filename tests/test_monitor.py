@@ -9,7 +9,6 @@ import random
 
 import pytest
 import sqlalchemy as sa
-from conftest import orbit_settings, orbit_warehouse_turns
 
 from citecheck import job
 from citecheck import warehouse as W
@@ -27,21 +26,12 @@ from citecheck.monitor import (
     monitor_settings,
 )
 from citecheck.warehouse import tables as T
+from helpers import orbit_settings, orbit_warehouse_turns
 
 START = dt.date(2026, 10, 1)
 SETTINGS = MonitorSettings()
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def engine(request, tmp_path):
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path}/warehouse.sqlite"
-    else:
-        url = request.getfixturevalue("pg_warehouse_url")
-    engine = W.make_engine(url)
-    W.init_warehouse(engine)
-    yield engine
-    engine.dispose()
 
 
 # --- the rule --------------------------------------------------------------------------------
@@ -222,13 +212,11 @@ def test_the_job_runs_the_monitor_after_publish_and_stores_its_stats(engine):
     assert stats["monitor"] == last["monitor"] and stats["published_rows"]
 
 
-def test_cli_alerts_json_and_text(engine, monkeypatch, capsys):
+def test_cli_alerts_json_and_text(engine, capsys):
     rng = random.Random(5)
     _publish_metric_days(engine, 31, lambda i: (0.005 if i < 30 else 0.04) + rng.gauss(0, 0.0004))
     day = START + dt.timedelta(days=30)
     monitor_day(engine, day, "r30", SETTINGS)
-    monkeypatch.setenv("CITECHECK_WAREHOUSE_URL", engine.url.render_as_string(hide_password=False))
-    monkeypatch.delenv("CITECHECK_CONFIG", raising=False)
     assert main(["alerts", "--from", START.isoformat(), "--to", day.isoformat(), "--json"]) == 0
     alerts = json.loads(capsys.readouterr().out)
     assert len(alerts) == 1
@@ -248,7 +236,7 @@ def test_cli_alerts_json_and_text(engine, monkeypatch, capsys):
 
 @pytest.mark.parametrize("fixture", ["orbit_labs.json", "micro_macro.json"])
 def test_rewrite_or_block_per_1000_answers_counts_the_answers_the_rule_names(fixture):
-    from conftest import load_fixture, score_dicts
+    from helpers import load_fixture, score_dicts
 
     data = load_fixture(fixture)
     out = score_dicts(data["turns"], data["judge"])

@@ -10,7 +10,6 @@ import json
 
 import pytest
 import sqlalchemy as sa
-from conftest import orbit_settings, orbit_warehouse_turns
 
 from citecheck import job
 from citecheck import warehouse as W
@@ -19,6 +18,7 @@ from citecheck.model import Judgment, Passage, Sentence
 from citecheck.suggestions import build_suggestions, suggestions_for
 from citecheck.verdicts import decide
 from citecheck.warehouse import tables as T
+from helpers import orbit_settings, orbit_warehouse_turns
 
 DAY = dt.date(2026, 11, 30)
 CONTEXT = (Passage("S1", "Hotels are capped at 220 euros a night.", "Travel policy > Lodging", "doc-7", "v4"),
@@ -99,14 +99,6 @@ def test_no_suggestion_for_other_verdicts(judgment):
 
 # --- in the job, on SQLite and PostgreSQL ---------------------------------------------------------
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def engine(request, tmp_path):
-    url = f"sqlite:///{tmp_path}/warehouse.sqlite" if request.param == "sqlite" else request.getfixturevalue(
-        "pg_warehouse_url")
-    engine = W.make_engine(url)
-    W.init_warehouse(engine)
-    yield engine
-    engine.dispose()
 
 
 def _orbit_with_document_ids():
@@ -154,11 +146,9 @@ def _sentence_rows(engine):
         return [dict(r) for r in conn.execute(sa.select(T.sentence_verdicts)).mappings()]
 
 
-def test_cli_suggestions_json_and_csv(engine, monkeypatch, capsys):
+def test_cli_suggestions_json_and_csv(engine, capsys):
     W.load_turns(engine, _orbit_with_document_ids())
     job.run_day(engine, DAY, orbit_settings())
-    monkeypatch.setenv("CITECHECK_WAREHOUSE_URL", engine.url.render_as_string(hide_password=False))
-    monkeypatch.delenv("CITECHECK_CONFIG", raising=False)
     assert main(["suggestions", "--day", DAY.isoformat(), "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [(r["sentence_index"], r["kind"]) for r in rows] == [(2, "miscited"), (4, "miscited"), (5, "uncited")]
