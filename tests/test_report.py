@@ -182,15 +182,19 @@ def test_the_days_alerts_and_suggestions_are_shown(published):
     alert = {"metric": "unknown_labels_per_1000_answers", "slice_name": "product", "slice_value": "travel",
              "averaging": "micro", "baseline": 5.0, "value": 333.3, "direction": "up", "size": 328.3,
              "rule": "abs 328.3 >= 2; interval above the baseline"}
-    replace_alerts(published, day, "run-x", [alert])
+    overall = dict(alert, metric="multi_citation_share", slice_name="all", slice_value="all", baseline=0.02,
+                   value=0.12, size=0.1)
+    replace_alerts(published, day, "run-x", [alert, overall])
     replace_alerts(published, DAYS[0], "run-y", [dict(alert, metric="refusal_rate")])
-    assert len(alerts_between(published, day, day)) == 1
+    assert len(alerts_between(published, day, day)) == 2
     suggestions = suggestions_for(published, day)
     assert suggestions, "the Orbit day has a miscited sentence, so a re-cite suggestion"
     page = build_report(published, day, trend_days=7)
-    assert page.count('<tr class="alert">') == 1
+    assert page.count('<tr class="alert">') == 2
     alerts = re.search(r'<table id="alerts-table">(.*?)</table>', page, re.S).group(1)
     assert "product = travel" in alerts and "333.3" in alerts and "refusal_rate" not in alerts
+    assert alerts.index("<td>overall</td>") < alerts.index("product = travel"), "overall alerts come first"
+    assert "12.0%" in alerts and "2.0%" in alerts
     assert page.count('<tr class="suggestion">') == len(suggestions)
     for s in suggestions:
         assert str(markupsafe.escape(s["sentence"])) in page

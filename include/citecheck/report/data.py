@@ -90,7 +90,8 @@ def gather(engine: Engine, day: dt.date, trend_days: int = 28, *, flagged_limit:
         slices=R.metric_rows(engine, day, day, metrics=SLICE_METRICS, exclude_slice="all"),
         agreement=[by_metric[m] for m in AGREEMENT_METRICS if m in by_metric],
         flagged=[FlaggedSentence(r, evidence_for(r, passages.get(r["turn_id"], {}))) for r in flagged],
-        alerts=alerts_between(engine, day, day),
+        alerts=sorted(alerts_between(engine, day, day),  # overall first, then by slice
+                      key=lambda a: (a["slice_name"] != "all", a["metric"], a["slice_name"], a["slice_value"])),
         suggestions=suggestions_for(engine, day),
         optional={key: R.optional_day_rows(engine, table, day) for key, table in OPTIONAL_TABLES.items()},
         interval_columns=R.interval_columns(),
