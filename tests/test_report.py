@@ -115,7 +115,6 @@ def _constructed(**overrides) -> ReportData:
                                    "cited_labels": ["S1"], "suggested_labels": ["S2"], "source": "faq",
                                    "document_id": "d", "version": "2", "judge": "llm", "score": None,
                                    "quote": HOSTILE, "auto_apply": False, "caution": "has_numbers"}],
-        optional={"judge_quality": None},
         interval_columns=("ci_low", "ci_high"))
     for key, value in overrides.items():
         setattr(data, key, value)
@@ -220,18 +219,27 @@ def test_a_stored_report_is_replaced_by_a_rerun(published):
     assert report_index(published, limit=1)[0]["run_id"] == "run-c"
 
 
-def test_tables_of_other_steps_are_read_when_present(published):
+def test_judge_quality_of_the_latest_review_period_is_shown(published):
+    from citecheck.warehouse import review as WR
+
     day = DAYS[-1]
-    assert R.optional_day_rows(published, "judge_quality", day) is None
-    quality = sa.Table("judge_quality", sa.MetaData(), sa.Column("day", sa.Date), sa.Column("judge", sa.String(40)),
-                       sa.Column("f1", sa.Float))
-    quality.create(published)
-    with published.begin() as conn:
-        conn.execute(quality.insert(), [{"day": day, "judge": "nli", "f1": 0.81},
-                                        {"day": DAYS[0], "judge": "nli", "f1": 0.5}])
-    assert R.optional_day_rows(published, "judge_quality", day) == [{"day": day, "judge": "nli", "f1": 0.81}]
+    assert R.judge_quality_for(published, day) is None
     page = build_report(published, day, trend_days=7)
-    assert 'id="judge-quality-table"' in page and "0.81" in page
+    assert "No human review has been published" in page
+    row = {"judge": "first_stage", "slice_name": "all", "slice_value": "all", "measure": "false_pass",
+           "weighting": "weighted", "numerator": 3.0, "denominator": 40.0, "value": 0.075, "ci_low": 0.02,
+           "ci_high": 0.19, "method": "wilson", "labelled_items": 40}
+    WR.publish_review(published, dt.date(2026, 11, 1), dt.date(2026, 11, 20), [dict(row, value=0.5)], [])
+    WR.publish_review(published, dt.date(2026, 11, 23), dt.date(2026, 11, 29),
+                      [row, dict(row, slice_name="attribute:product", slice_value="x", value=0.9)], [])
+    WR.publish_review(published, dt.date(2026, 12, 1), dt.date(2026, 12, 7), [dict(row, value=0.7)], [])
+    quality = R.judge_quality_for(published, day)
+    assert (quality["from_day"], quality["to_day"]) == (dt.date(2026, 11, 23), dt.date(2026, 11, 29))
+    assert [r["value"] for r in quality["rows"]] == [0.075]
+    page = build_report(published, day, trend_days=7)
+    table = re.search(r'<table id="judge-quality-table">(.*?)</table>', page, re.S).group(1)
+    assert "0.075" in table and "[0.020, 0.190]" in table and "0.900" not in table and "0.700" not in table
+    assert "Review period 2026-11-23 to 2026-11-29" in page
 
 
 def test_a_day_without_published_metrics_is_a_clear_error(published):

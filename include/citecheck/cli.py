@@ -87,8 +87,20 @@ def cmd_score(args: argparse.Namespace, *, judged: bool = True) -> int:
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from citecheck.calibration import calibration_report
 
-    data = json.loads(Path(args.labels).read_text(encoding="utf-8"))
-    rows = data["rows"] if isinstance(data, dict) else data
+    if args.labels:
+        data = json.loads(Path(args.labels).read_text(encoding="utf-8"))
+        rows = data["rows"] if isinstance(data, dict) else data
+    elif args.from_ and args.to:  # the human labels of the review loop, from the warehouse
+        from citecheck.review.report import NoSample, calibration_rows
+
+        try:
+            rows = calibration_rows(_engine(), args.from_, args.to)
+        except (NoSample, ValueError) as exc:
+            sys.stderr.write(f"citecheck: error: {exc}\n")
+            return EXIT_USAGE
+    else:
+        sys.stderr.write("citecheck: error: calibrate needs --labels FILE, or --from and --to (review labels)\n")
+        return EXIT_USAGE
     _write(calibration_report(rows, slice_keys=args.slice or ()), args.out)
     return EXIT_OK
 
@@ -310,6 +322,40 @@ def cmd_suggestions(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_review(args: argparse.Namespace) -> int:
+    """`review export|import|report|publish`: the human review loop (`citecheck.review.report`)."""
+    from citecheck.review import report as R
+
+    try:
+        return _review(R, _engine(), args)
+    except (R.NoSample, ValueError) as exc:  # a bad period, size or file: nothing was stored
+        sys.stderr.write(f"citecheck: error: {exc}\n")
+        return EXIT_USAGE
+
+
+def _review(R: Any, engine: Any, args: argparse.Namespace) -> int:
+    if args.review_command == "export":
+        out = R.export_sample(engine, args.from_, args.to, args.size, args.out, args.format, args.salt)
+        _write(out, None)
+        return EXIT_OK
+    if args.review_command == "import":
+        result = R.import_labels(engine, args.file, args.reviewer, args.format)
+        _write({"loaded": len(result.rows), **result.as_dict()}, None)
+        for error in result.errors[:20]:
+            sys.stderr.write(f"line {error['line']}: {error['reason']}\n")
+        return EXIT_SKIPPED if result.errors else EXIT_OK
+    options = {"confidence": args.confidence, "false_pass_target": args.false_pass_target}
+    if args.review_command == "publish":
+        _write(R.publish(engine, args.from_, args.to, **options), None)
+        return EXIT_OK
+    report = R.build_report(engine, args.from_, args.to, **options)
+    if args.json:
+        _write(report, None)
+    else:
+        sys.stdout.write("\n".join(R.text_lines(report)) + "\n")
+    return EXIT_OK
+
+
 def cmd_grant_bi(args: argparse.Namespace) -> int:
     from citecheck.warehouse import grant_bi, grants_sql
 
@@ -357,7 +403,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=lambda a: cmd_score(a, judged=False))
 
     p = sub.add_parser("calibrate", help="judge calibration report against human labels (SPEC §6)")
-    p.add_argument("--labels", required=True, help="JSON: rows with 'human' and 'judge' booleans")
+    p.add_argument("--labels", help="JSON: rows with 'human' and 'judge' booleans")
+    p.add_argument("--from", dest="from_", type=_day, help="or: the review labels of this period (with --to)")
+    p.add_argument("--to", type=_day)
     p.add_argument("--slice", action="append", help="row key to slice by (repeatable)")
     p.add_argument("--out")
     p.set_defaults(func=cmd_calibrate)
@@ -419,6 +467,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--day", type=_day, required=True)
     p.add_argument("--format", choices=["csv", "json"], default="csv")
     p.set_defaults(func=cmd_suggestions)
+
+
+    p = sub.add_parser("review", help="human review: export a blind sample, import labels, report judge quality")
+    review = p.add_subparsers(dest="review_command", required=True)
+    for name, text in (("export", "draw the period's stratified sample and write the blind file"),
+                       ("import", "load a reviewer's labels (bad rows reported with line and reason)"),
+                       ("report", "judge quality and calibrated metrics of the period"),
+                       ("publish", "store the period's judge_quality and calibrated_metrics (idempotent)")):
+        r = review.add_parser(name, help=text)
+        if name == "import":
+            r.add_argument("--file", required=True)
+            r.add_argument("--reviewer", required=True)
+            r.add_argument("--format", choices=["csv", "jsonl"], help="default: from the file name")
+            continue
+        r.add_argument("--from", dest="from_", type=_day, required=True)
+        r.add_argument("--to", type=_day, required=True)
+        if name == "export":
+            r.add_argument("--size", type=int, required=True)
+            r.add_argument("--format", choices=["csv", "jsonl"], default="csv")
+            r.add_argument("--out", required=True)
+            r.add_argument("--salt", default="citecheck-review-v1", help="sampling salt")
+        else:
+            r.add_argument("--confidence", type=float, default=0.95)
+            r.add_argument("--false-pass-target", type=float, default=0.10,
+                           help="NLI false-pass rate the threshold sweep looks for")
+            r.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_review)
 
     p = sub.add_parser("grant-bi", help="grant the read-only BI role SELECT on the published tables (PostgreSQL)")
     p.add_argument("--create-role", action="store_true", help="create the role (NOLOGIN) if it is missing")

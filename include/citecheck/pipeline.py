@@ -155,7 +155,8 @@ VERDICT_FIELDS = ("verdict", "supported_elsewhere_by", "judge", "judge_version",
 
 def sentence_record(v: SentenceVerdict) -> dict[str, Any]:
     """A sentence verdict as flat fields: the one derivation the CLI's JSON and the warehouse's
-    `sentence_verdicts` rows are both made from (STRUCTURAL_FIELDS + VERDICT_FIELDS + `llm`)."""
+    `sentence_verdicts` rows are both made from (STRUCTURAL_FIELDS + VERDICT_FIELDS + `llm` +
+    `first_stage`, the cascade's first-stage outcome the review loop measures)."""
     s, j = v.sentence, v.judgment
     return {
         "index": s.index,
@@ -174,6 +175,7 @@ def sentence_record(v: SentenceVerdict) -> dict[str, Any]:
         "contradiction": j.contradiction if j else None,
         "unjudged_reason": j.unjudged_reason if j else None,
         "llm": j.detail.get("llm") if j else None,
+        "first_stage": j.detail.get("first_stage") if j else None,
     }
 
 

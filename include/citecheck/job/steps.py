@@ -219,10 +219,11 @@ def sentence_row(run: DayRun, conversation_id: str, turn_id: str, v: SentenceVer
     record = pipeline.sentence_record(v)
     fields = {k: record[k] for k in (*pipeline.STRUCTURAL_FIELDS, *pipeline.VERDICT_FIELDS) if k != "index"}
     reason = fields.pop("unjudged_reason") or record["non_claim_reason"]
-    llm = record["llm"]
+    llm, first = record["llm"], record["first_stage"]
     return {"run_id": run.run_id, "day": run.day, "turn_id": turn_id, "sentence_index": v.sentence.index,
             "conversation_id": conversation_id, **fields, "reason": reason,
-            "llm": jsonable(llm) if llm else None, "best_windows": evidence_windows(v)}
+            "llm": jsonable(llm) if llm else None, "first_stage": jsonable(first) if first else None,
+            "best_windows": evidence_windows(v)}
 
 
 def validate(run: DayRun) -> dict[str, Any]:

@@ -24,7 +24,6 @@ SLICE_METRICS = ("citation_recall", "citation_precision", "attachment_rate", "un
                  "unsupported_rate")
 AGREEMENT_METRICS = ("first_stage_agreement", "first_stage_false_pass_rate", "first_stage_false_fail_rate")
 FLAGGED_VERDICTS = ("contradicted", "unsupported", "miscited")
-OPTIONAL_TABLES = {"judge_quality": "judge_quality"}  # tables this branch does not define
 
 
 class ReportError(ValueError):
@@ -62,7 +61,7 @@ class ReportData:
     flagged: list[FlaggedSentence]
     alerts: list[dict[str, Any]] = field(default_factory=list)
     suggestions: list[dict[str, Any]] = field(default_factory=list)
-    optional: dict[str, list[dict[str, Any]] | None] = field(default_factory=dict)
+    judge_quality: dict[str, Any] | None = None
     interval_columns: tuple[str, ...] = ()
 
 
@@ -93,7 +92,7 @@ def gather(engine: Engine, day: dt.date, trend_days: int = 28, *, flagged_limit:
         alerts=sorted(alerts_between(engine, day, day),  # overall first, then by slice
                       key=lambda a: (a["slice_name"] != "all", a["metric"], a["slice_name"], a["slice_value"])),
         suggestions=suggestions_for(engine, day),
-        optional={key: R.optional_day_rows(engine, table, day) for key, table in OPTIONAL_TABLES.items()},
+        judge_quality=R.judge_quality_for(engine, day),
         interval_columns=R.interval_columns(),
     )
 

@@ -8,6 +8,8 @@
 - `publish`: the one-transaction publish of a day, and reads of published days
 - `grants`: the read-only BI role
 - `alerts`: the monitor step's history reads and its `alerts` table
+- `review`: the human review loop's samples, labels and published judge quality
+  (`from citecheck.warehouse import review as WR`)
 
 The names below are the public API the job, the CLI and the DAG use (`from citecheck import
 warehouse as W`).

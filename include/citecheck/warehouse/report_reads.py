@@ -1,7 +1,6 @@
 """Warehouse reads behind the daily report: metric history and slices, the published run, the
-flagged sentences with their passages, and tables other branches may or may not have created
-(`judge_quality`). Alerts and re-cite suggestions come from `citecheck.monitor` and
-`citecheck.suggestions`.
+flagged sentences with their passages, and the judge quality of the latest human review. Alerts
+and re-cite suggestions come from `citecheck.monitor` and `citecheck.suggestions`.
 
 Interval columns (`ci_low`, `ci_high`) are read when `daily_metrics` has them, so the report shows
 intervals as soon as the warehouse stores them.
@@ -94,14 +93,19 @@ def passages_by_label(engine: Engine, turn_ids: Iterable[str]) -> dict[str, dict
     return found
 
 
-def optional_day_rows(engine: Engine, table: str, day: dt.date, limit: int = 500) -> list[dict[str, Any]] | None:
-    """Rows of `table` for the day when the warehouse has that table (None when it does not): for
-    tables another step creates, read by reflection so the report needs no copy of their definition."""
+def judge_quality_for(engine: Engine, day: dt.date) -> dict[str, Any] | None:
+    """The published `judge_quality` of the latest review period that started on or before `day`
+    (the one covering it, else the last before it), overall rows (slice `all`) only:
+    `{"from_day", "to_day", "rows"}`, or None when no period was published."""
+    q = T.judge_quality.c
     with engine.connect() as conn:
-        if not sa.inspect(conn).has_table(table):
+        period = conn.execute(sa.select(q.from_day, q.to_day).where(q.from_day <= day, q.slice_name == "all")
+                              .order_by(q.to_day.desc(), q.from_day.desc()).limit(1)).first()
+        if period is None:
             return None
-        reflected = sa.Table(table, sa.MetaData(), autoload_with=conn)
-        if "day" not in reflected.c:
-            raise ValueError(f"table {table} has no day column")
-        query = sa.select(reflected).where(reflected.c.day == day).limit(limit)
-        return [dict(r) for r in conn.execute(query).mappings()]
+        query = (sa.select(q.judge, q.measure, q.weighting, q.numerator, q.denominator, q.value, q.ci_low, q.ci_high,
+                           q.labelled_items, q.method)
+                 .where(q.from_day == period.from_day, q.to_day == period.to_day, q.slice_name == "all")
+                 .order_by(q.judge, q.measure, q.weighting))
+        return {"from_day": period.from_day, "to_day": period.to_day,
+                "rows": [dict(r) for r in conn.execute(query).mappings()]}

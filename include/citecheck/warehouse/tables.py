@@ -4,8 +4,9 @@ these definitions (`python -m citecheck ddl`), never written by hand.
 Source (reference schema users map their logs onto): `source_turns`, `source_passages`.
 Outputs (SPEC §7): `sentence_verdicts`, `citation_verdicts`, `daily_metrics`, `skipped_turns`,
 `recite_suggestions`, `runs`, `reports` (the rendered daily report), and the judgment cache;
-`alerts` (written by the monitor step after publish). Staging tables hold one run's intermediate
-data, keyed by `run_id`, and are emptied after publish.
+`alerts` (written by the monitor step after publish). The review loop (`citecheck.review`):
+`review_items`, `human_labels`, `judge_quality`, `calibrated_metrics`. Staging tables hold one
+run's intermediate data, keyed by `run_id`, and are emptied after publish.
 """
 
 from __future__ import annotations
@@ -122,6 +123,7 @@ def _sentence_columns() -> list[Column]:
         Column("judge_version", String(400)),
         Column("reason", Text),
         Column("llm", JSON),
+        Column("first_stage", JSON, comment="cascade: the first stage's {judge, version, supported, score}"),
         Column("best_windows", JSON, comment="NLI judge: best premise window per cited or supporting label"),
     ]
 
@@ -299,6 +301,76 @@ judgment_cache = Table(
     comment="NLI judge scores, threshold-independent; reruns ask the model nothing",
 )
 
+# --- the human review loop (issue 12): samples, labels, judge quality, calibrated metrics ---
+review_items = Table(
+    "review_items", metadata,
+    Column("sample_id", String(40), primary_key=True, comment="FROM..TO of the export (re-export replaces it)"),
+    Column("item_id", String(40), primary_key=True, comment="stable id of (day, turn, sentence)"),
+    Column("day", Date, nullable=False),
+    Column("turn_id", _id(), nullable=False),
+    Column("sentence_index", Integer, nullable=False),
+    Column("cited_labels", JSON, nullable=False, comment="resolved labels the reviewer grades"),
+    Column("stratum", String(200), nullable=False, comment="final verdict | deciding judge at export"),
+    Column("stratum_size", Integer, nullable=False, comment="judged sentences of the stratum in the range"),
+    Column("stratum_sampled", Integer, nullable=False),
+    Column("inclusion_probability", Float, nullable=False, comment="stratum_sampled / stratum_size"),
+    Column("exported_at", UTCDateTime, nullable=False),
+    Index("ix_review_items_item", "item_id"),
+    comment="a stratified review sample; weights 1 / inclusion_probability give the population back",
+)
+
+human_labels = Table(
+    "human_labels", metadata,
+    Column("item_id", String(40), primary_key=True),
+    Column("reviewer", String(200), primary_key=True),
+    Column("label", String(20), nullable=False, comment="supported | partial | not_supported"),
+    Column("citation_labels", JSON, nullable=False, comment="{label: full | partial | none}"),
+    Column("source", Text, comment="file and line the label came from"),
+    Column("imported_at", UTCDateTime, nullable=False),
+    comment="one reviewer's label of one review item; a reimport replaces it",
+)
+
+
+def _period_keys() -> list[Column]:
+    return [Column("from_day", Date, primary_key=True), Column("to_day", Date, primary_key=True)]
+
+
+judge_quality = Table(
+    "judge_quality", metadata,
+    *_period_keys(),
+    Column("judge", String(80), primary_key=True, comment="first_stage | llm | final | reviewers"),
+    Column("slice_name", String(200), primary_key=True),
+    Column("slice_value", String(MAX_ATTRIBUTE_VALUE_CHARS), primary_key=True),
+    Column("measure", String(80), primary_key=True,
+           comment="agreement | false_pass | false_fail | cohens_kappa | threshold_for_false_pass_target"),
+    Column("weighting", String(20), primary_key=True, comment="raw (labelled items) | weighted (population)"),
+    Column("numerator", Float),
+    Column("denominator", Float),
+    Column("value", Float),
+    Column("ci_low", Float),
+    Column("ci_high", Float),
+    Column("method", String(200)),
+    Column("labelled_items", Integer),
+    Column("computed_at", UTCDateTime),
+    comment="judges against human labels over a period (SPEC 6), per judge and slice, with intervals",
+)
+
+calibrated_metrics = Table(
+    "calibrated_metrics", metadata,
+    *_period_keys(),
+    Column("metric", String(80), primary_key=True,
+           comment="citation_recall | citation_recall_calibrated | citation_recall_human_only | ..."),
+    Column("value", Float),
+    Column("ci_low", Float),
+    Column("ci_high", Float),
+    Column("confidence", Float),
+    Column("labelled_items", Integer, comment="labelled review items used"),
+    Column("population_items", Integer, comment="judged check-worthy sentences of the period"),
+    Column("method", String(200)),
+    Column("computed_at", UTCDateTime),
+    comment="judge-only, human-only and prediction-powered (human-calibrated) metrics of a period",
+)
+
 OUTPUT_TABLES = {
     "sentence_verdicts": (sentence_verdicts, stage_sentence_verdicts),
     "citation_verdicts": (citation_verdicts, stage_citation_verdicts),
@@ -310,7 +382,7 @@ STAGING_TABLES = (stage_turns, stage_judgments, stage_skipped, stage_sentence_ve
 SOURCE_TABLES = (source_turns, source_passages)
 # What a dashboard (the read-only BI role) may read: published outputs and their views.
 BI_READABLE = ("daily_metrics", "daily_metrics_wide", "sentence_verdicts", "citation_verdicts", "skipped_turns", "runs",
-               "recite_suggestions", "alerts")
+               "recite_suggestions", "alerts", "judge_quality", "calibrated_metrics")
 
 
 def ddl(dialect_name: str = "postgresql") -> str:
