@@ -299,10 +299,10 @@ def test_nli_best_windows_are_published_and_highlighted(tmp_path):
 
 def test_the_trend_window_comes_from_the_config():
     from citecheck.config import ConfigError, config_from_mapping
-    from citecheck.report import DEFAULT_TREND_DAYS, trend_days
+    from citecheck.report import DEFAULT_TREND_DAYS, configured_trend_days
 
-    assert trend_days(config_from_mapping({})) == DEFAULT_TREND_DAYS == 28
-    assert trend_days(config_from_mapping({"report": {"days": 7}})) == 7
+    assert configured_trend_days(config_from_mapping({})) == DEFAULT_TREND_DAYS == 28
+    assert configured_trend_days(config_from_mapping({"report": {"days": 7}})) == 7
     for bad in ({"days": 0}, {"days": "7"}, {"days": True}, {"weeks": 2}):
         with pytest.raises(ConfigError, match="report"):
-            trend_days(config_from_mapping({"report": bad}))
+            configured_trend_days(config_from_mapping({"report": bad}))

@@ -276,9 +276,9 @@ def monitor(run: DayRun) -> dict[str, Any]:
 def report(run: DayRun) -> dict[str, Any]:
     """After monitor: render the day's HTML report (its alerts included) and store it in the
     warehouse, where the Airflow plugin serves it; a rerun replaces it (`citecheck.report`)."""
-    from citecheck.report import publish_report, trend_days
+    from citecheck.report import configured_trend_days, publish_report
 
-    return publish_report(run.engine, run.day, run.run_id, trend_days(run.settings.config))
+    return publish_report(run.engine, run.day, run.run_id, configured_trend_days(run.settings.config))
 
 
 def record_run(run: DayRun, published_rows: Mapping[str, int]) -> dict[str, Any]:

@@ -11,13 +11,20 @@ from sqlalchemy.engine import Engine
 from citecheck.config import Config, ConfigError
 from citecheck.report.data import ReportError, format_value, gather
 
-__all__ = ["DEFAULT_TREND_DAYS", "ReportError", "build_report", "format_value", "publish_report", "trend_days",
-           "write_report"]
+__all__ = [
+    "DEFAULT_TREND_DAYS",
+    "ReportError",
+    "build_report",
+    "configured_trend_days",
+    "format_value",
+    "publish_report",
+    "write_report",
+]
 
 DEFAULT_TREND_DAYS = 28
 
 
-def trend_days(config: Config) -> int:
+def configured_trend_days(config: Config) -> int:
     """Days of history the job's report charts: `[report] days` of the config (default 28)."""
     section = config.extra.get("report", {})
     unknown = set(section) - {"days"}
