@@ -242,6 +242,31 @@ def test_judge_quality_of_the_latest_review_period_is_shown(published):
     assert "Review period 2026-11-23 to 2026-11-29" in page
 
 
+def test_a_warehouse_without_the_reports_table_has_no_reports(tmp_path, pg_warehouse_url):
+    for url in (f"sqlite:///{tmp_path}/empty.sqlite", pg_warehouse_url):
+        engine = W.make_engine(url)
+        with engine.connect() as conn:
+            assert not sa.inspect(conn).has_table("reports")
+        assert report_index(engine) == [] and report_html(engine, DAYS[-1]) is None
+        engine.dispose()
+
+
+def test_the_vega_runtime_is_bundled_once_and_kept_on_disk(tmp_path, monkeypatch):
+    import vl_convert
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    vega_runtime.cache_clear()
+    try:
+        bundle = vega_runtime()
+        (cached,) = (tmp_path / "citecheck").glob("vega-runtime-*.js")
+        assert vl_convert.__version__ in cached.name and cached.read_text(encoding="utf-8") == bundle
+        assert "vegaEmbed" in bundle and len(bundle) > 500_000
+        vega_runtime.cache_clear()
+        assert vega_runtime() == bundle  # read back from disk
+    finally:
+        vega_runtime.cache_clear()
+
+
 def test_a_day_without_published_metrics_is_a_clear_error(published):
     with pytest.raises(ReportError, match="no published metrics for 2026-12-25"):
         build_report(published, dt.date(2026, 12, 25))

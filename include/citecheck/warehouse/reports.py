@@ -20,15 +20,21 @@ def store_report(engine: Engine, day: dt.date, html: str, *, trend_days: int, ru
 
 
 def report_html(engine: Engine, day: dt.date) -> str | None:
-    """The stored report of a day, or None when none was rendered."""
+    """The stored report of a day, or None when none was rendered (or the warehouse has no
+    `reports` table yet: the plugin reads a warehouse the job may not have initialised)."""
     with engine.connect() as conn:
+        if not sa.inspect(conn).has_table(T.reports.name):
+            return None
         return conn.execute(sa.select(T.reports.c.html).where(T.reports.c.day == day)).scalar()
 
 
 def report_index(engine: Engine, limit: int = 366) -> list[dict]:
-    """The stored reports, newest day first: day, run id, trend days and when each was rendered."""
+    """The stored reports, newest day first: day, run id, trend days and when each was rendered
+    (none when the warehouse has no `reports` table yet)."""
     c = T.reports.c
     with engine.connect() as conn:
+        if not sa.inspect(conn).has_table(T.reports.name):
+            return []
         rows = conn.execute(sa.select(c.day, c.run_id, c.trend_days, c.rendered_at).order_by(c.day.desc())
                             .limit(limit)).mappings()
         return [dict(r) for r in rows]
