@@ -331,3 +331,18 @@ def test_the_trend_window_comes_from_the_config():
     for bad in ({"days": 0}, {"days": "7"}, {"days": True}, {"weeks": 2}):
         with pytest.raises(ConfigError, match="report"):
             configured_trend_days(config_from_mapping({"report": bad}))
+
+
+def test_the_trend_chart_has_a_panel_per_metric_with_values():
+    from citecheck.report.charts import trend_chart
+
+    day = dt.date(2026, 11, 30)
+    rows = [{"day": day - dt.timedelta(days=i), "metric": m, "value": v, "ci_low": None, "ci_high": None}
+            for i in range(3) for m, v in (("citation_recall", 0.5 + i / 10), ("first_stage_agreement", None))]
+    spec = trend_chart(rows, ("citation_recall", "first_stage_agreement", "refusal_rate"), day, 7, intervals=False)
+    assert spec["facet"]["sort"] == ["citation_recall"]
+    values = spec["data"]["values"]
+    assert {v["metric"] for v in values} == {"citation_recall"} and len(values) == 3
+    assert spec["spec"]["layer"][0]["mark"]["type"] == "line"
+    band = trend_chart(rows, ("citation_recall",), day, 7, intervals=True)
+    assert band["spec"]["layer"][0]["mark"]["type"] == "area"

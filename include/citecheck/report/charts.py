@@ -18,7 +18,7 @@ def trend_chart(history: Sequence[Mapping[str, Any]], metrics: Sequence[str], da
     when the warehouse stores one, and a rule on the report's day."""
     import altair as alt
 
-    order = [m for m in metrics if any(r["metric"] == m for r in history)]
+    order = [m for m in metrics if any(r["metric"] == m and r["value"] is not None for r in history)]
     values = [{"day": r["day"].isoformat(), "metric": r["metric"], "value": r["value"],
                **({"ci_low": r.get("ci_low"), "ci_high": r.get("ci_high")} if intervals else {})}
               for r in history if r["metric"] in order]
