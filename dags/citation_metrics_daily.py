@@ -5,7 +5,10 @@ Every day, for yesterday's logged assistant turns: are the cited passages saying
 sentences say? Structural checks on 100% of turns, the NLI judge on the configured share
 (mapped over shards, pool `nli`, queue `CITECHECK_NLI_QUEUE` so GPU workers take it), the LLM
 judge on NLI rejections plus a random sample, a Great Expectations gate, and a one-transaction
-publish of the day into `daily_metrics`, `sentence_verdicts` and `citation_verdicts`.
+publish of the day into `daily_metrics`, `sentence_verdicts`, `citation_verdicts` and
+`recite_suggestions`, then the `monitor` step's step-change alerts (e-mailed by `AlertNotifier`
+when the `citecheck_alerts_smtp` connection is defined), then the day's HTML report (`report`,
+served in the Airflow UI by the `citecheck_report` plugin under "Citation report").
 
 The steps are `citecheck.job`'s, wired here in the order of `citecheck.job.run_steps`: `extract`
 returns the day and run id every later task takes; XCom carries ids and counts only;
@@ -28,10 +31,12 @@ from __future__ import annotations
 import datetime as dt
 import os
 
+from airflow.providers.smtp.notifications.smtp import SmtpNotifier
 from airflow.sdk import Asset, CronDataIntervalTimetable, Param, chain, dag, task
 
 WAREHOUSE_CONN_ID = os.environ.get("CITECHECK_WAREHOUSE_CONN_ID", "citecheck_warehouse")
 ANTHROPIC_CONN_ID = os.environ.get("CITECHECK_ANTHROPIC_CONN_ID", "citecheck_anthropic")
+ALERTS_SMTP_CONN_ID = os.environ.get("CITECHECK_ALERTS_SMTP_CONN_ID", "citecheck_alerts_smtp")
 NLI_QUEUE = os.environ.get("CITECHECK_NLI_QUEUE", "nli")
 DAILY_METRICS = Asset("citecheck://warehouse/daily_metrics")
 # Message Batches may take up to 24 h to end; a Celery broker's visibility timeout must be longer
@@ -50,11 +55,12 @@ def _connection(conn_id: str):
         return None
 
 
-def _day_run(extracted: dict | None = None, *, with_anthropic_key: bool = False):
+def _day_run(extracted: dict | None = None, *, with_anthropic_key: bool = False, context=None):
     """The `citecheck.job.DayRun` of this DAG run: the day and run id `extract` returned (or, for
     `extract` itself, the day `citecheck.metric_day` picks and the DAG run id), the settings from
     the DAG params and environment, the warehouse from the Airflow connection (else CITECHECK_WAREHOUSE_URL), and
-    for the LLM step the Anthropic key from its connection (Airflow masks it in task logs)."""
+    for the LLM step the Anthropic key from its connection (Airflow masks it in task logs).
+    `context`: the one a callback is handed (default: the running task's)."""
     from airflow.sdk import get_current_context
     from airflow.sdk.exceptions import AirflowFailException
 
@@ -62,7 +68,7 @@ def _day_run(extracted: dict | None = None, *, with_anthropic_key: bool = False)
     from citecheck.metric_day import AmbiguousDay, metric_day
     from citecheck.warehouse import engine_for
 
-    ctx = get_current_context()
+    ctx = context or get_current_context()
     settings = settings_from_env(ctx["params"])
     if extracted is None:
         try:
@@ -78,6 +84,33 @@ def _day_run(extracted: dict | None = None, *, with_anthropic_key: bool = False)
     anthropic = _connection(ANTHROPIC_CONN_ID) if with_anthropic_key else None
     return DayRun(engine_for(settings.config, warehouse.get_uri() if warehouse else None), day, run_id, settings,
                   anthropic_api_key=anthropic.password if anthropic and anthropic.password else None)
+
+
+class AlertNotifier(SmtpNotifier):
+    """The monitor task's success callback: e-mails the day's step-change alerts through the
+    `citecheck_alerts_smtp` connection (SmtpNotifier), to `[monitor] notify_to` of the config.
+    Off while that connection is not defined; nothing is sent for a day without alerts. The
+    message holds metric names, slices, numbers and the report link, no answer or passage text."""
+
+    def __init__(self, **kwargs):
+        super().__init__(to=[], smtp_conn_id=ALERTS_SMTP_CONN_ID, **kwargs)
+
+    def notify(self, context):
+        from citecheck.monitor import alert_message, alerts_between, monitor_settings
+
+        if _connection(self.smtp_conn_id) is None:
+            self.log.info("alert e-mail is off: no connection %r", self.smtp_conn_id)
+            return
+        run = _day_run(context=context)
+        alerts = alerts_between(run.engine, run.day, run.day)
+        if not alerts:
+            return
+        monitor = monitor_settings(run.settings.config)
+        if not monitor.notify_to:
+            raise ValueError(f"connection {self.smtp_conn_id!r} is defined but [monitor] notify_to is empty")
+        self.to = list(monitor.notify_to)
+        self.subject, self.html_content = alert_message(alerts, run.day, monitor.report_link(run.day))
+        super().notify(context)
 
 
 @dag(
@@ -160,6 +193,20 @@ def citation_metrics_daily():
         get_current_context()["outlet_events"][DAILY_METRICS].extra = {**extracted, **counts}
         return counts
 
+    @task(on_success_callback=AlertNotifier(), multiple_outputs=False)
+    def monitor(extracted: dict) -> dict:
+        """Step-change alerts of the published day against its history."""
+        from citecheck.job import monitor
+
+        return monitor(_day_run(extracted))
+
+    @task(multiple_outputs=False)
+    def report(extracted: dict) -> dict:
+        """The day's HTML report, stored in the warehouse for the `citecheck_report` plugin."""
+        from citecheck.job import report
+
+        return report(_day_run(extracted))
+
     @task(multiple_outputs=False)
     def record_run(extracted: dict, published: dict) -> dict:
         from citecheck.job import record_run
@@ -172,7 +219,8 @@ def citation_metrics_daily():
     aggregated = aggregate(extracted, shard_results, escalation)
     validated = validate(extracted)
     published = publish(extracted)
-    chain(shard_results, escalation, aggregated, validated, published, record_run(extracted, published))
+    chain(shard_results, escalation, aggregated, validated, published, monitor(extracted), report(extracted),
+          record_run(extracted, published))
 
 
 citation_metrics_daily()

@@ -51,7 +51,7 @@ def test_dag_imports_cleanly_without_heavy_modules(tmp_path):
     errors, tasks, heavy = out.stdout.strip().splitlines()[-3:]
     assert errors == "{}"
     assert tasks == str(sorted(["extract", "structural", "judge_shard", "escalate", "aggregate", "validate",
-                                "publish", "record_run"]))
+                                "publish", "monitor", "report", "record_run"]))
     assert heavy == "[]", f"heavy modules imported at parse time: {heavy}"
 
 
@@ -150,6 +150,10 @@ def test_dag_test_end_to_end(tmp_path, request, backend):
              if r["slice_name"] == "all" and r["averaging"] == "micro"}
     assert micro["citation_recall"] == pytest.approx(0.375)
     assert micro["attachment_rate"] == pytest.approx(0.75)
+    from citecheck.warehouse.reports import report_index  # the report task stored the day's report
+
+    (run_id,) = {r["run_id"] for r in day_metrics(engine, __import__("datetime").date(2026, 11, 30))}
+    assert [(r["day"].isoformat(), r["run_id"]) for r in report_index(engine)] == [("2026-11-30", run_id)]
     logs = out.stdout + out.stderr
     for text in ("nightly hotel cap is 220 euros", "Approved reports are paid within 5 business days"):
         assert text not in logs, "answer or passage text leaked into the task logs"

@@ -287,6 +287,60 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from citecheck.report import ReportError, write_report
+
+    try:
+        path = write_report(_engine(), args.day, args.out, args.days, store=args.store)
+    except ReportError as exc:
+        sys.stderr.write(f"citecheck: error: {exc}\n")
+        return EXIT_USAGE
+    print(f"report for {args.day} written to {path.resolve()}" + (" and stored in the warehouse" if args.store else ""))
+    return EXIT_OK
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text}")
+    return value
+
+
+def cmd_alerts(args: argparse.Namespace) -> int:
+    from citecheck.monitor import alerts_between, slice_label
+
+    alerts = alerts_between(_engine(), args.from_, args.to)
+    if args.json:
+        sys.stdout.write(json.dumps(alerts, indent=2, ensure_ascii=False) + "\n")
+        return EXIT_OK
+    for a in alerts:
+        print(f"{a['day']}  {a['metric']:<34} {slice_label(a):<30} {a['averaging']:<6}"
+              f"{a['baseline']:>10.4g} -> {a['value']:<10.4g} {a['direction']:<5} {a['rule']}")
+    if not alerts:
+        print(f"no alerts from {args.from_} to {args.to}")
+    return EXIT_OK
+
+
+def cmd_suggestions(args: argparse.Namespace) -> int:
+    import csv
+
+    from citecheck.suggestions import suggestions_for
+    from citecheck.warehouse.publish import SUGGESTION_COLUMNS
+
+    rows = suggestions_for(_engine(), args.day)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
+        return EXIT_OK
+    writer = csv.DictWriter(sys.stdout, fieldnames=SUGGESTION_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:  # list columns as JSON text in their cell
+        writer.writerow({k: json.dumps(v) if isinstance(v, list) else v for k, v in row.items()})
+    return EXIT_OK
+
+
 def cmd_review(args: argparse.Namespace) -> int:
     """`review export|import|report|publish`: the human review loop (`citecheck.review.report`)."""
     from citecheck.review import report as R
@@ -422,6 +476,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--day", type=_day, required=True)
     p.add_argument("--json", action="store_true", help="JSON list of rows")
     p.set_defaults(func=cmd_metrics)
+
+    p = sub.add_parser("report", help="write a published day's self-contained HTML report")
+    p.add_argument("--day", type=_day, required=True)
+    p.add_argument("--days", type=_positive, default=28, help="days of history in the trend charts (default 28)")
+    p.add_argument("--out", required=True, help="HTML file to write")
+    p.add_argument("--store", action="store_true",
+                   help="also store it in the warehouse (reports table), where the Airflow plugin serves it")
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("alerts", help="print the step-change alerts of a range of days")
+    p.add_argument("--from", dest="from_", type=_day, required=True)
+    p.add_argument("--to", type=_day, required=True)
+    p.add_argument("--json", action="store_true", help="JSON list of alerts")
+    p.set_defaults(func=cmd_alerts)
+
+    p = sub.add_parser("suggestions", help="print a published day's re-cite suggestions")
+    p.add_argument("--day", type=_day, required=True)
+    p.add_argument("--format", choices=["csv", "json"], default="csv")
+    p.set_defaults(func=cmd_suggestions)
+
 
     p = sub.add_parser("review", help="human review: export a blind sample, import labels, report judge quality")
     review = p.add_subparsers(dest="review_command", required=True)

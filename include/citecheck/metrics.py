@@ -38,6 +38,7 @@ from citecheck.verdicts import (
 METRICS: dict[str, tuple[str, str, float]] = {
     "unknown_label_rate": ("unknown_labels", "citations", 1.0),
     "unknown_labels_per_1000_answers": ("unknown_labels", "answers", 1000.0),
+    "rewrite_or_block_per_1000_answers": ("answers_rewrite_or_block", "answers", 1000.0),
     "stale_label_rate": ("stale_labels", "citations", 1.0),
     "attachment_rate": ("attached", "check_worthy_sentences", 1.0),
     "refusal_rate": ("refusals", "answers", 1.0),
@@ -68,14 +69,18 @@ COUNT_KEYS = (
     "judged_citations", "credited_citations", "supported", "miscited", "uncited_supported", "unsupported",
     "partial", "contradicted", "faithful", "agreement_sample", "first_stage_agree",
     "agreement_sample_llm_supported", "agreement_sample_llm_unsupported", "first_stage_false_pass",
-    "first_stage_false_fail",
+    "first_stage_false_fail", "answers_rewrite_or_block",
 )
 DERIVED = ("citation_f1",)
 METRIC_NAMES = (*METRICS, *DERIVED)
 RATE_METRICS = tuple(m for m, (_, _, scale) in METRICS.items() if scale == 1.0) + DERIVED
 JUDGED_METRICS = frozenset(m for m, (_, den, _) in METRICS.items() if den.startswith(("judged", "selected"))
                            or den.startswith("agreement")) | frozenset(DERIVED)
-TURN_LEVEL_METRICS = frozenset({"refusal_rate", "unknown_labels_per_1000_answers", "cited_char_share"})
+TURN_LEVEL_METRICS = frozenset({"refusal_rate", "unknown_labels_per_1000_answers", "cited_char_share",
+                                "rewrite_or_block_per_1000_answers"})
+# An answer a runtime checker would rewrite or block: any unknown label, or a judged check-worthy
+# sentence with one of these verdicts.
+REWRITE_OR_BLOCK_VERDICTS = frozenset({UNSUPPORTED, MISCITED})
 # What the CLI summary, `bin/run_dag.py` and the `daily_metrics_wide` view show, in this order.
 HEADLINE_METRICS = (
     "attachment_rate", "citation_recall", "citation_precision", "citation_f1", "support_rate_of_cited",
@@ -139,6 +144,7 @@ def _counts(scored: ScoredTurn, verdicts: Sequence[SentenceVerdict], *, whole: b
     stale = markers = after_stop = repeated = on_non_claims = 0
     worthy = attached = multi = selected_n = unjudged_n = 0
     judged = judged_attached = judged_citations = credited = faithful = 0
+    rewrite = False
     selected = scored.selected
     for v in verdicts:
         s = v.sentence
@@ -170,6 +176,7 @@ def _counts(scored: ScoredTurn, verdicts: Sequence[SentenceVerdict], *, whole: b
         judged_citations += n_labels
         credited += sum(v.credited.values())
         c[v.verdict] += 1
+        rewrite = rewrite or v.verdict in REWRITE_OR_BLOCK_VERDICTS
         faithful += v.faithful
         _agreement_counts(c, v)
     if whole or verdicts:
@@ -197,6 +204,8 @@ def _counts(scored: ScoredTurn, verdicts: Sequence[SentenceVerdict], *, whole: b
         c["credited_citations"] = credited
         c["faithful"] = faithful
     c["judged_answers"] = int(selected)
+    if whole:
+        c["answers_rewrite_or_block"] = int(rewrite or unknown_labels > 0)
     return c
 
 

@@ -7,6 +7,7 @@
 - `runs`: the run ledger (the only writer of `runs`)
 - `publish`: the one-transaction publish of a day, and reads of published days
 - `grants`: the read-only BI role
+- `alerts`: the monitor step's history reads and its `alerts` table
 - `review`: the human review loop's samples, labels and published judge quality
   (`from citecheck.warehouse import review as WR`)
 
