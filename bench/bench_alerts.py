@@ -10,12 +10,14 @@ on days 1-39 is a false alarm.
 
 Each day is loaded into a fresh SQLite warehouse and run with `citecheck.job.run_day`: extract →
 structural → judge → aggregate → validate → publish → monitor, the monitor with its default
-settings (28 history days, at least 7). The bench prints the alerts of day 40, every alert of
+settings (28 history days, at least 14). The bench prints the alerts of day 40, every alert of
 days 1-39 (false alarms) with the number of series checked, and the alerts after the step.
 
 Run:
   .venv/bin/python bench/bench_alerts.py            # 60 days, 400 answers a day
   .venv/bin/python bench/bench_alerts.py --answers 200 --seed 2
+  .venv/bin/python bench/bench_alerts.py --seed 3 --warehouse /tmp/alerts3.sqlite   # keep the warehouse;
+      # run again with the same file: only the monitor reruns over the published days (other settings)
 """
 
 from __future__ import annotations
@@ -100,25 +102,35 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--answers", type=int, default=400, help="answers per day")
     parser.add_argument("--days", type=int, default=DAYS)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--warehouse", help="SQLite file to keep; when it already holds the days, only the monitor "
+                                            "reruns (with --config's [monitor] section)")
+    parser.add_argument("--config", help="TOML config whose [monitor] section the monitor uses")
     args = parser.parse_args(argv)
 
     from citecheck import job
     from citecheck import warehouse as W
-    from citecheck.config import config_from_mapping
-    from citecheck.monitor import alerts_between, monitor_settings, slice_label
+    from citecheck.config import config_from_mapping, load_config
+    from citecheck.monitor import alerts_between, monitor_day, monitor_settings, slice_label
 
-    settings = job.JobSettings(judge_spec=judge_spec(),
-                               config=config_from_mapping({"check_worthiness": {"refusals": [REFUSAL]}}), shards=1)
+    sections = {"check_worthiness": {"refusals": [REFUSAL]}}
+    if args.config:
+        sections["monitor"] = load_config(args.config).extra.get("monitor", {})
+    settings = job.JobSettings(judge_spec=judge_spec(), config=config_from_mapping(sections), shards=1)
     monitored = monitor_settings(settings.config)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        engine = W.make_engine(f"sqlite:///{tmp}/bench_alerts.sqlite")
+        path = Path(args.warehouse or f"{tmp}/bench_alerts.sqlite")
+        reuse = path.exists()
+        engine = W.make_engine(f"sqlite:///{path}")
         W.init_warehouse(engine)
         checked: Counter[str] = Counter()
         for n in range(1, args.days + 1):
-            W.load_turns(engine, simulate_day(n, args.answers, args.seed))
-            result = job.run_day(engine, START + dt.timedelta(days=n - 1), settings)
-            stats = result["monitor"]
+            day = START + dt.timedelta(days=n - 1)
+            if reuse:  # the days are published: only the monitor, with these settings
+                stats = monitor_day(engine, day, f"rerun-{n}", monitored)
+            else:
+                W.load_turns(engine, simulate_day(n, args.answers, args.seed))
+                stats = job.run_day(engine, day, settings)["monitor"]
             period = "stable" if n < STEP_DAY else "step" if n == STEP_DAY else "after"
             checked[period] += stats["series_checked"] - stats["outcomes"].get("short_history", 0) - stats[
                 "outcomes"].get("small_denominator", 0) - stats["outcomes"].get("null_value", 0)

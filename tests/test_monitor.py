@@ -173,7 +173,7 @@ def test_too_little_history_means_no_alert_and_says_so(engine):
     _publish_metric_days(engine, 4, lambda i: 0.005 if i < 3 else 0.05)
     stats = monitor_day(engine, START + dt.timedelta(days=3), "r3", SETTINGS)
     assert stats["alerts"] == 0 and stats["history_days"] == 3
-    assert "too little history" in stats["reason"] and "needs 7" in stats["reason"]
+    assert "too little history" in stats["reason"] and "needs 14" in stats["reason"]
     assert stats["outcomes"] == {"short_history": 1}
     assert alerts_between(engine, START, START + dt.timedelta(days=10)) == []
 
@@ -282,3 +282,27 @@ def test_rewrite_or_block_flags_unknown_labels_and_bad_verdicts_only():
     assert {t: turn_counts(s)["answers_rewrite_or_block"] for t, s in flags.items()} == {
         "ok": 0, "unknown": 1, "miscited": 1, "unsupported": 1, "unjudged": 0}
     assert report.accumulator.summary()["micro"]["rewrite_or_block_per_1000_answers"] == pytest.approx(600.0)
+
+
+def test_a_few_events_in_a_small_slice_are_no_step_by_the_sampling_test():
+    """The history swings little, so the level-shift test alone would fire; 6 unknown labels of
+    200 citations against a pooled 1% is not unlikely enough (binomial p ~ 0.02)."""
+    from citecheck.monitor import pooled_counts, sampling_p
+
+    rates = [0.01, 0.005, 0.015, 0.01, 0.01, 0.005, 0.015, 0.01, 0.01, 0.01] * 2
+    past = [{"value": r, "numerator": r * 200, "denominator": 200} for r in rates]
+    row = {"value": 0.03, "numerator": 6, "denominator": 200}
+    t = Threshold(abs=0.01, rel=0.5)
+    assert check_series(rates, row, t, SETTINGS)[0] == "alert", "the level-shift test alone fires"
+    pooled = pooled_counts("unknown_label_rate", "micro", row, past)
+    assert pooled == {"count": 6, "trials": 200, "rate": pytest.approx(0.01), "per_unit": False}
+    assert check_series(rates, row, t, SETTINGS, pooled) == ("no_evidence", None)
+    big = {"value": 0.03, "numerator": 60, "denominator": 2000}
+    outcome, alert = check_series(rates, big, t, SETTINGS, pooled_counts("unknown_label_rate", "micro", big, past))
+    assert outcome == "alert" and "sampling test (binomial, 60 of 2000)" in alert["rule"]
+    per_answer = pooled_counts("unknown_labels_per_1000_answers", "micro", {"numerator": 8000.0, "denominator": 210},
+                               [{"numerator": 2400.0, "denominator": 200}] * 20)
+    assert per_answer["per_unit"] and per_answer["count"] == 8 and per_answer["rate"] == pytest.approx(0.012)
+    assert 1e-3 < sampling_p(8, 210, 0.012, per_unit=True) < 0.05
+    assert pooled_counts("unknown_label_rate", "macro", row, past) is None
+    assert pooled_counts("citation_f1", "micro", row, past) is None

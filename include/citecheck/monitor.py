@@ -8,7 +8,10 @@ over the previous `history_days` published days. An alert needs both
   is the history's median; and
 - evidence that it is not noise: the baseline lies outside the day's interval (`ci_low`,
   `ci_high`) when the metric row has one; otherwise a level-shift test at the newest point: the
-  day against the Student-t prediction interval of the history (scipy), p below `alpha`.
+  day against the Student-t prediction interval of the history (scipy), p below `alpha`, and,
+  for a micro row counting events, a sampling test too: the day's count against the history's
+  pooled rate (exact binomial for a rate, Poisson for a count per answer), p below `alpha`, so
+  a few events in a small slice are not a step.
 
 A step alerts once, on its first day: a series whose previous published day already stood at the
 new level (its change against today's baseline matters, in the same direction) is `ongoing`.
@@ -22,7 +25,7 @@ Configuration, the `[monitor]` section of the TOML config (every key optional):
 metrics = ["unknown_labels_per_1000_answers", "attachment_rate"]   # default: DEFAULT_METRICS
 averaging = ["micro"]
 history_days = 28
-min_history = 7
+min_history = 14
 min_denominator = 50
 alpha = 0.001
 notify_to = ["quality-team@example.com"]            # e-mail recipients of the notifier
@@ -47,7 +50,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from citecheck.config import Config, ConfigError
-from citecheck.metrics import METRIC_NAMES
+from citecheck.metrics import METRIC_NAMES, METRICS
 from citecheck.warehouse import alerts as store
 from citecheck.warehouse import runs
 
@@ -99,7 +102,7 @@ class MonitorSettings:
     metrics: tuple[str, ...] = DEFAULT_METRICS
     averaging: tuple[str, ...] = ("micro",)
     history_days: int = 28
-    min_history: int = 7
+    min_history: int = 14
     min_denominator: float = 50.0
     alpha: float = 0.001
     thresholds: Mapping[str, Threshold] = field(default_factory=lambda: dict(DEFAULT_THRESHOLDS))
@@ -176,11 +179,27 @@ def level_shift_p(history: Sequence[float], value: float) -> float:
     return float(2 * stats.t.sf(abs(t), n - 1))
 
 
+def sampling_p(count: float, trials: float, rate: float, *, per_unit: bool) -> float:
+    """Two-sided p-value of a day's event count under the history's pooled rate: exact binomial
+    for a rate (`count` events out of `trials`), Poisson for a count per unit (events per answer,
+    which may exceed one)."""
+    from scipy import stats
+
+    k = round(count)
+    if per_unit:
+        expected = rate * trials
+        return float(min(1.0, 2 * min(stats.poisson.cdf(k, expected), stats.poisson.sf(k - 1, expected))))
+    return float(stats.binomtest(k, max(round(trials), k), min(max(rate, 0.0), 1.0)).pvalue)
+
+
 def check_series(history: Sequence[float], row: Mapping[str, Any], threshold: Threshold,
-                 settings: MonitorSettings) -> tuple[str, dict[str, Any] | None]:
+                 settings: MonitorSettings, pooled: Mapping[str, Any] | None = None
+                 ) -> tuple[str, dict[str, Any] | None]:
     """(outcome, alert or None) for one series: `history` are its previous values (oldest first),
-    `row` the day's metric row (value, denominator, optional ci_low/ci_high). Outcomes: alert,
-    null_value, small_denominator, short_history, small_change, ongoing, no_evidence."""
+    `row` the day's metric row (value, denominator, optional ci_low/ci_high). `pooled`, for a
+    series of event counts: {"count", "trials", "rate", "per_unit"} of the day against the
+    history's pooled rate (the sampling test). Outcomes: alert, null_value, small_denominator,
+    short_history, small_change, ongoing, no_evidence."""
     value = row.get("value")
     if value is None:
         return "null_value", None
@@ -207,6 +226,12 @@ def check_series(history: Sequence[float], row: Mapping[str, Any], threshold: Th
             return "no_evidence", None
         evidence = (f"level-shift test against {len(history)} history days "
                     f"(Student-t prediction interval) p={p:.2g} < {settings.alpha:g}")
+        if pooled is not None:
+            q = sampling_p(pooled["count"], pooled["trials"], pooled["rate"], per_unit=pooled["per_unit"])
+            if q >= settings.alpha:
+                return "no_evidence", None
+            test = "Poisson" if pooled["per_unit"] else "binomial"
+            evidence += f"; sampling test ({test}, {pooled['count']:g} of {pooled['trials']:g}) p={q:.2g}"
     rule = (f"step {direction}: {value:.4g} vs baseline {baseline:.4g} (median of {len(history)} days), "
             f"change {size:+.4g} meets {threshold.describe()}; {evidence}")
     return "alert", {"baseline": baseline, "value": value, "direction": direction, "size": size, "rule": rule}
@@ -227,8 +252,9 @@ def monitor_day(engine: Engine, day: dt.date, run_id: str, settings: Any) -> dic
     alerts = []
     for key, row in sorted(today.items()):
         metric, slice_name, slice_value, averaging = key
-        history = [v for d in days if (v := rows[d].get(key, {}).get("value")) is not None]
-        outcome, alert = check_series(history, row, ms.threshold(metric), ms)
+        past = [r for d in days if (r := rows[d].get(key)) is not None and r.get("value") is not None]
+        outcome, alert = check_series([r["value"] for r in past], row, ms.threshold(metric), ms,
+                                      pooled_counts(metric, averaging, row, past))
         outcomes[outcome] += 1
         if alert is not None:
             alerts.append({"metric": metric, "slice_name": slice_name, "slice_value": slice_value,
@@ -245,6 +271,21 @@ def monitor_day(engine: Engine, day: dt.date, run_id: str, settings: Any) -> dic
     store.replace_alerts(engine, day, run_id, alerts)
     runs.record_monitor(engine, run_id, stats)
     return stats
+
+
+def pooled_counts(metric: str, averaging: str, row: Mapping[str, Any], past: Sequence[Mapping[str, Any]]
+                  ) -> dict[str, Any] | None:
+    """The sampling test's inputs for a micro row of a counted metric (None otherwise): the day's
+    event count and trials, the history's pooled rate, and whether it is a count per unit."""
+    if averaging != "micro" or metric not in METRICS or row.get("numerator") is None:
+        return None
+    scale = METRICS[metric][2]
+    events = sum(r["numerator"] or 0 for r in past) / scale
+    trials = sum(r["denominator"] or 0 for r in past)
+    if not trials:
+        return None
+    return {"count": row["numerator"] / scale, "trials": row["denominator"] or 0, "rate": events / trials,
+            "per_unit": scale != 1.0}
 
 
 def alerts_between(engine: Engine, day_from: dt.date, day_to: dt.date) -> list[dict[str, Any]]:
