@@ -78,12 +78,18 @@ CREATE TABLE IF NOT EXISTS daily_metrics (
 	value FLOAT,
 	answers INTEGER,
 	sentences INTEGER,
+	ci_low FLOAT,
+	ci_high FLOAT,
 	computed_at TIMESTAMP WITH TIME ZONE,
 	run_id VARCHAR(64) NOT NULL,
 	config_hash VARCHAR(32) NOT NULL,
 	judge_versions VARCHAR(400),
 	PRIMARY KEY (day, slice_name, slice_value, metric, averaging)
 );
+
+COMMENT ON COLUMN daily_metrics.ci_low IS 'lower end of the 95 per cent interval of a judged rate, answers as clusters; null when not judged or the value is null (docs/metrics.md)';
+
+COMMENT ON COLUMN daily_metrics.ci_high IS 'upper end of the interval of ci_low';
 
 CREATE TABLE IF NOT EXISTS human_labels (
 	item_id VARCHAR(40) NOT NULL,
@@ -200,6 +206,21 @@ COMMENT ON COLUMN recite_suggestions.auto_apply IS 'safe to re-cite without a pe
 
 COMMENT ON COLUMN recite_suggestions.caution IS 'why not auto-appliable: first_stage_only, has_numbers, ...';
 
+CREATE TABLE IF NOT EXISTS reports (
+	day DATE NOT NULL,
+	run_id VARCHAR(64),
+	trend_days INTEGER NOT NULL,
+	html TEXT NOT NULL,
+	rendered_at TIMESTAMP WITH TIME ZONE NOT NULL,
+	PRIMARY KEY (day)
+);
+
+COMMENT ON TABLE reports IS 'daily HTML report (citecheck report); holds answer and passage text';
+
+COMMENT ON COLUMN reports.run_id IS 'the run whose published rows it shows, if rendered by one';
+
+COMMENT ON COLUMN reports.trend_days IS 'days of history in the trend charts';
+
 CREATE TABLE IF NOT EXISTS review_items (
 	sample_id VARCHAR(40) NOT NULL,
 	item_id VARCHAR(40) NOT NULL,
@@ -280,6 +301,7 @@ CREATE TABLE IF NOT EXISTS sentence_verdicts (
 	reason TEXT,
 	llm JSON,
 	first_stage JSON,
+	best_windows JSON,
 	run_id VARCHAR(64) NOT NULL,
 	config_hash VARCHAR(32) NOT NULL,
 	judge_versions VARCHAR(400),
@@ -287,6 +309,8 @@ CREATE TABLE IF NOT EXISTS sentence_verdicts (
 );
 
 COMMENT ON COLUMN sentence_verdicts.first_stage IS 'cascade: the first stage''s {judge, version, supported, score}';
+
+COMMENT ON COLUMN sentence_verdicts.best_windows IS 'NLI judge: best premise window per cited or supporting label';
 
 CREATE TABLE IF NOT EXISTS skipped_turns (
 	day DATE NOT NULL,
@@ -354,9 +378,15 @@ CREATE TABLE IF NOT EXISTS stage_daily_metrics (
 	value FLOAT,
 	answers INTEGER,
 	sentences INTEGER,
+	ci_low FLOAT,
+	ci_high FLOAT,
 	computed_at TIMESTAMP WITH TIME ZONE,
 	PRIMARY KEY (run_id, slice_name, slice_value, metric, averaging)
 );
+
+COMMENT ON COLUMN stage_daily_metrics.ci_low IS 'lower end of the 95 per cent interval of a judged rate, answers as clusters; null when not judged or the value is null (docs/metrics.md)';
+
+COMMENT ON COLUMN stage_daily_metrics.ci_high IS 'upper end of the interval of ci_low';
 
 CREATE TABLE IF NOT EXISTS stage_judgments (
 	run_id VARCHAR(64) NOT NULL,
@@ -433,10 +463,13 @@ CREATE TABLE IF NOT EXISTS stage_sentence_verdicts (
 	reason TEXT,
 	llm JSON,
 	first_stage JSON,
+	best_windows JSON,
 	PRIMARY KEY (run_id, turn_id, sentence_index)
 );
 
 COMMENT ON COLUMN stage_sentence_verdicts.first_stage IS 'cascade: the first stage''s {judge, version, supported, score}';
+
+COMMENT ON COLUMN stage_sentence_verdicts.best_windows IS 'NLI judge: best premise window per cited or supporting label';
 
 CREATE TABLE IF NOT EXISTS stage_skipped (
 	run_id VARCHAR(64) NOT NULL,

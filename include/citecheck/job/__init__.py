@@ -3,7 +3,7 @@
 - `settings`: `JobSettings` (what a run depends on; its hash goes with every output row),
   `settings_from_env`, `build_judge`
 - `steps`: `DayRun`, the steps (extract → structural → judge_shard → escalate → aggregate →
-  validate → publish → monitor → record_run) and `run_steps`, THE sequence; the DAG wires the same steps
+  validate → publish → monitor → report → record_run) and `run_steps`, THE sequence; the DAG wires the same steps
 
 No SQL lives here: storage is `citecheck.warehouse`'s, scoring `citecheck.pipeline`'s.
 """
@@ -37,6 +37,7 @@ from citecheck.job.steps import (
     monitor,
     publish,
     record_run,
+    report,
     run_steps,
     structural,
     validate,
@@ -46,7 +47,7 @@ from citecheck.warehouse import day_metrics, published_config_hash
 __all__ = [
     "DEFAULT_JUDGE_SPEC", "STEP_NAMES", "BackfillReport", "DayRun", "JobSettings", "ValidationFailed", "aggregate",
     "backfill", "build_judge", "day_metrics", "escalate", "extract", "judge_shard", "merge_judge_stats",
-    "monitor", "new_run_id", "publish", "published_config_hash", "record_run", "run_day", "run_steps",
+    "monitor", "new_run_id", "publish", "published_config_hash", "record_run", "report", "run_day", "run_steps",
     "sample_settings", "settings_from_env", "structural", "validate",
 ]
 

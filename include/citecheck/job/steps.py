@@ -28,7 +28,7 @@ from citecheck.structural import ConversationHistory
 from citecheck.suggestions import build_suggestions
 from citecheck.turns import turns_from_dicts
 from citecheck.validation import validate_day
-from citecheck.verdicts import SentenceVerdict
+from citecheck.verdicts import SentenceVerdict, evidence_windows
 from citecheck.warehouse import publish as published
 from citecheck.warehouse import runs, source, staging
 from citecheck.warehouse import tables as T
@@ -222,7 +222,8 @@ def sentence_row(run: DayRun, conversation_id: str, turn_id: str, v: SentenceVer
     llm, first = record["llm"], record["first_stage"]
     return {"run_id": run.run_id, "day": run.day, "turn_id": turn_id, "sentence_index": v.sentence.index,
             "conversation_id": conversation_id, **fields, "reason": reason,
-            "llm": jsonable(llm) if llm else None, "first_stage": jsonable(first) if first else None}
+            "llm": jsonable(llm) if llm else None, "first_stage": jsonable(first) if first else None,
+            "best_windows": evidence_windows(v)}
 
 
 def validate(run: DayRun) -> dict[str, Any]:
@@ -235,7 +236,8 @@ def validate(run: DayRun) -> dict[str, Any]:
     for row in rows:
         row["day"] = row["day"].isoformat() if isinstance(row["day"], dt.date) else row["day"]
         row.pop("computed_at", None)
-    result = validate_day(rows, run_counts, unjudged_limit=run.settings.unjudged_limit)
+    result = validate_day(rows, run_counts, unjudged_limit=run.settings.unjudged_limit,
+                          min_turns=run.settings.min_turns)
     runs.record_validation(run.engine, run.run_id, success=result.success, results=result.results,
                            turn_counts=turn_counts, error=None if result.success else result.summary())
     _timed(run, "validate", started)
@@ -272,6 +274,14 @@ def monitor(run: DayRun) -> dict[str, Any]:
     return monitor_day(run.engine, run.day, run.run_id, run.settings)
 
 
+def report(run: DayRun) -> dict[str, Any]:
+    """After monitor: render the day's HTML report (its alerts included) and store it in the
+    warehouse, where the Airflow plugin serves it; a rerun replaces it (`citecheck.report`)."""
+    from citecheck.report import configured_trend_days, publish_report
+
+    return publish_report(run.engine, run.day, run.run_id, configured_trend_days(run.settings.config))
+
+
 def record_run(run: DayRun, published_rows: Mapping[str, int]) -> dict[str, Any]:
     """Close the run: `finished_at` and the published row counts in the ledger."""
     runs.finish_run(run.engine, run.run_id, published_rows)
@@ -280,7 +290,7 @@ def record_run(run: DayRun, published_rows: Mapping[str, int]) -> dict[str, Any]
 
 StepCall = Callable[..., Any]
 STEP_NAMES = ("extract", "structural", "judge_shard", "escalate", "aggregate", "validate", "publish", "monitor",
-              "record_run")
+              "report", "record_run")
 
 
 def _call_directly(_name: str, step: StepCall, *args: Any) -> Any:
@@ -300,5 +310,6 @@ def run_steps(run: DayRun, call: Callable[..., Any] = _call_directly) -> dict[st
     out["validate"] = call("validate", validate, run)
     out["publish"] = call("publish", publish, run)
     out["monitor"] = call("monitor", monitor, run)
+    out["report"] = call("report", report, run)
     out["record_run"] = call("record_run", record_run, run, out["publish"])
     return out

@@ -19,7 +19,7 @@ from citecheck.warehouse import tables as T
 SeriesKey = tuple[str, str, str, str]  # (metric, slice_name, slice_value, averaging)
 ALERT_COLUMNS = ("day", "metric", "slice_name", "slice_value", "averaging", "baseline", "value", "direction",
                  "size", "rule", "run_id", "created_at")
-INTERVAL_COLUMNS = ("ci_low", "ci_high")  # a metric row's interval, where daily_metrics has one
+INTERVAL_COLUMNS = T.METRIC_INTERVAL_COLUMNS  # a metric row's interval, where daily_metrics has one
 
 
 def history_days(engine: Engine, day: dt.date, limit: int) -> list[dt.date]:

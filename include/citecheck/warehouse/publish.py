@@ -82,7 +82,8 @@ def day_suggestions(engine: Engine, day: dt.date) -> list[dict[str, Any]]:
 def day_metrics(engine: Engine, day: dt.date) -> list[dict[str, Any]]:
     """The day's published metric rows, sorted by slice, metric and averaging."""
     cols = [T.daily_metrics.c[c] for c in ("metric", "averaging", "slice_name", "slice_value", "numerator",
-                                           "denominator", "value", "answers", "sentences", "run_id", "config_hash")]
+                                           "denominator", "value", "answers", "sentences", "ci_low", "ci_high",
+                                           "run_id", "config_hash")]
     with engine.connect() as conn:
         rows = conn.execute(sa.select(*cols).where(T.daily_metrics.c.day == day).order_by(
             T.daily_metrics.c.slice_name, T.daily_metrics.c.slice_value, T.daily_metrics.c.metric,

@@ -3,10 +3,10 @@ these definitions (`python -m citecheck ddl`), never written by hand.
 
 Source (reference schema users map their logs onto): `source_turns`, `source_passages`.
 Outputs (SPEC §7): `sentence_verdicts`, `citation_verdicts`, `daily_metrics`, `skipped_turns`,
-`recite_suggestions`, `runs`, and the judgment cache; `alerts` (written by the monitor step
-after publish). The review loop (`citecheck.review`): `review_items`, `human_labels`,
-`judge_quality`, `calibrated_metrics`. Staging tables hold one run's intermediate data, keyed by
-`run_id`, and are emptied after publish.
+`recite_suggestions`, `runs`, `reports` (the rendered daily report), and the judgment cache;
+`alerts` (written by the monitor step after publish). The review loop (`citecheck.review`):
+`review_items`, `human_labels`, `judge_quality`, `calibrated_metrics`. Staging tables hold one
+run's intermediate data, keyed by `run_id`, and are emptied after publish.
 """
 
 from __future__ import annotations
@@ -124,6 +124,7 @@ def _sentence_columns() -> list[Column]:
         Column("reason", Text),
         Column("llm", JSON),
         Column("first_stage", JSON, comment="cascade: the first stage's {judge, version, supported, score}"),
+        Column("best_windows", JSON, comment="NLI judge: best premise window per cited or supporting label"),
     ]
 
 
@@ -151,6 +152,9 @@ def _metric_columns() -> list[Column]:
         Column("value", Float),
         Column("answers", Integer),
         Column("sentences", Integer),
+        Column("ci_low", Float, comment="lower end of the 95 per cent interval of a judged rate, answers as"
+                                        " clusters; null when not judged or the value is null (docs/metrics.md)"),
+        Column("ci_high", Float, comment="upper end of the interval of ci_low"),
         Column("computed_at", UTCDateTime),
     ]
 
@@ -172,6 +176,10 @@ def _suggestion_columns() -> list[Column]:
         Column("auto_apply", Boolean, nullable=False, comment="safe to re-cite without a person looking"),
         Column("caution", String(200), comment="why not auto-appliable: first_stage_only, has_numbers, ..."),
     ]
+
+
+# A metric row's interval columns, read wherever `daily_metrics` has them (stored by intervals work).
+METRIC_INTERVAL_COLUMNS = ("ci_low", "ci_high")
 
 
 def _skipped_columns() -> list[Column]:
@@ -232,6 +240,17 @@ runs = Table(
     Column("validation", JSON),
     Column("state", JSON),
     Column("error", Text),
+)
+
+# The day's rendered HTML report (self-contained), served by the Airflow plugin; a rerun replaces it.
+reports = Table(
+    "reports", metadata,
+    Column("day", Date, primary_key=True),
+    Column("run_id", String(64), nullable=True, comment="the run whose published rows it shows, if rendered by one"),
+    Column("trend_days", Integer, nullable=False, comment="days of history in the trend charts"),
+    Column("html", Text, nullable=False),
+    Column("rendered_at", UTCDateTime, nullable=False),
+    comment="daily HTML report (citecheck report); holds answer and passage text",
 )
 
 # --- staging: one run's intermediate data, keyed by run id --------------------------------
