@@ -88,7 +88,8 @@ def warehouse(tmp_path, monkeypatch):
 def _context(day: dt.date) -> dict:
     """What Airflow hands a task callback, as far as the notifier reads it."""
     start = dt.datetime.combine(day, dt.time(), dt.UTC)
-    return {"data_interval_start": start, "params": {}, "dag_run": types.SimpleNamespace(run_id="scheduled__x")}
+    return {"data_interval_start": start, "logical_date": start, "params": {},
+            "dag_run": types.SimpleNamespace(run_id="scheduled__x", run_type="scheduled")}
 
 
 def _smtp_connection(monkeypatch, port: int) -> None:
