@@ -63,7 +63,8 @@ def test_a_drop_alerts_down():
     (_noisy(), {"value": 0.03, "denominator": 20}, "small_denominator"),
     (_noisy(), {"value": 0.0052, "denominator": 3000}, "small_change"),
     # big enough in size, but the history itself swings that much: noise
-    ([0.005 if i % 2 else 0.025 for i in range(28)], {"value": 0.027, "denominator": 3000}, "no_evidence"),
+    ([*(0.005 if i % 2 else 0.025 for i in range(25)), 0.005, 0.006, 0.005], {"value": 0.027, "denominator": 3000},
+     "no_evidence"),
     # yesterday already stood at the new level: the step alerted then, not again
     ([*_noisy(n=27), 0.03], {"value": 0.031, "denominator": 3000}, "ongoing"),
 ])
@@ -72,15 +73,35 @@ def test_no_alert_outcomes(history, row, expected):
     assert (outcome, alert) == (expected, None)
 
 
-def test_the_day_interval_is_the_evidence_when_the_row_has_one():
-    history = [0.005 if i % 2 else 0.025 for i in range(28)]  # swings: the t test alone would not fire
+def test_the_day_interval_is_the_sampling_evidence_when_the_row_has_one():
+    """Both kinds of evidence: the history's day-to-day swing (level-shift test) and the day's own
+    interval, which stands in for the count test where the metric row has one."""
     t = Threshold(abs=0.01)
-    outcome, alert = check_series(history, {"value": 0.05, "denominator": 3000, "ci_low": 0.045, "ci_high": 0.055},
-                                  t, SETTINGS)
+    quiet = _noisy(level=0.02, sd=0.002)
+    wide = {"value": 0.05, "denominator": 100, "numerator": 5, "ci_low": 0.01, "ci_high": 0.09}
+    narrow = {"value": 0.05, "denominator": 3000, "numerator": 150, "ci_low": 0.045, "ci_high": 0.055}
+    outcome, alert = check_series(quiet, narrow, t, SETTINGS)
     assert outcome == "alert"
-    assert "outside the day's interval [0.045, 0.055]" in alert["rule"]
-    assert check_series(history, {"value": 0.05, "denominator": 30_000, "ci_low": 0.01, "ci_high": 0.09},
-                        t, SETTINGS)[0] == "no_evidence"
+    assert "level-shift test" in alert["rule"] and "outside the day's interval [0.045, 0.055]" in alert["rule"]
+    assert check_series(quiet, wide, t, SETTINGS) == ("no_evidence", None), "the day's own noise covers it"
+    swings = [*(0.005 if i % 2 else 0.035 for i in range(25)), 0.005, 0.005, 0.005]
+    assert check_series(swings, narrow, t, SETTINGS) == ("no_evidence", None), "the history swings that much"
+    pooled = {"count": 5, "trials": 100, "rate": 0.02, "per_unit": False}
+    assert check_series(quiet, narrow, t, SETTINGS, pooled)[0] == "alert", "the interval replaces the count test"
+
+
+def test_ongoing_looks_back_a_few_days():
+    from citecheck.monitor import ONGOING_DAYS
+
+    t = Threshold(abs=0.01, rel=0.5)
+    row = {"value": 0.031, "denominator": 3000}
+    for back in range(1, ONGOING_DAYS + 1):
+        history = _noisy(n=28)
+        history[-back] = 0.03
+        assert check_series(history, row, t, SETTINGS)[0] == "ongoing"
+    history = _noisy(n=28)
+    history[-(ONGOING_DAYS + 1)] = 0.03
+    assert check_series(history, row, t, SETTINGS)[0] == "alert"
 
 
 def test_thresholds_absolute_and_relative():

@@ -6,15 +6,16 @@ over the previous `history_days` published days. An alert needs both
 - a change that matters: |value - baseline| at least the metric's absolute size (`abs`) and at
   least its relative size (`rel`, a share of the baseline), each where configured; the baseline
   is the history's median; and
-- evidence that it is not noise: the baseline lies outside the day's interval (`ci_low`,
-  `ci_high`) when the metric row has one; otherwise a level-shift test at the newest point: the
-  day against the Student-t prediction interval of the history (scipy), p below `alpha`, and,
-  for a micro row counting events, a sampling test too: the day's count against the history's
-  pooled rate (exact binomial for a rate, Poisson for a count per answer), p below `alpha`, so
-  a few events in a small slice are not a step.
+- evidence that it is not noise, both from day to day and within the day: a level-shift test at
+  the newest point (the day against the Student-t prediction interval of the history, scipy),
+  p below `alpha`; and the baseline outside the day's own interval (`ci_low`, `ci_high`) where
+  the metric row has one, else, for a micro row counting events, a sampling test (the day's
+  count against the history's pooled rate: exact binomial for a rate, Poisson for a count per
+  answer), p below `alpha`, so a few events in a small slice are not a step.
 
-A step alerts once, on its first day: a series whose previous published day already stood at the
-new level (its change against today's baseline matters, in the same direction) is `ongoing`.
+A step alerts once, on its first day: a series where one of the previous `ONGOING_DAYS`
+published days already stood at the new level (its change against today's baseline matters, in
+the same direction) is `ongoing`.
 Too little history (fewer than `min_history` points) means no alert, counted in the stats;
 so are slices whose day has fewer than `min_denominator` units in the metric's denominator.
 
@@ -95,6 +96,7 @@ DEFAULT_THRESHOLDS: dict[str, Threshold] = {
     "refusal_rate": Threshold(abs=0.03, rel=0.5),
 }
 FALLBACK_THRESHOLD = Threshold(rel=0.25)  # a configured metric without its own threshold
+ONGOING_DAYS = 3  # a change already seen on one of these last days is not a new step
 
 
 @dataclass(frozen=True)
@@ -212,26 +214,25 @@ def check_series(history: Sequence[float], row: Mapping[str, Any], threshold: Th
     if not threshold.matters(baseline, size):
         return "small_change", None
     direction = "up" if size > 0 else "down"
-    previous = history[-1] - baseline
-    if threshold.matters(baseline, previous) and (previous > 0) == (size > 0):
-        return "ongoing", None
+    for earlier in history[-ONGOING_DAYS:]:
+        if threshold.matters(baseline, earlier - baseline) and (earlier > baseline) == (size > 0):
+            return "ongoing", None
+    p = level_shift_p(history, value)
+    if p >= settings.alpha:
+        return "no_evidence", None
+    evidence = (f"level-shift test against {len(history)} history days "
+                f"(Student-t prediction interval) p={p:.2g} < {settings.alpha:g}")
     low, high = row.get("ci_low"), row.get("ci_high")
     if low is not None and high is not None:
         if low <= baseline <= high:
             return "no_evidence", None
-        evidence = f"baseline outside the day's interval [{low:.4g}, {high:.4g}]"
-    else:
-        p = level_shift_p(history, value)
-        if p >= settings.alpha:
+        evidence += f"; baseline outside the day's interval [{low:.4g}, {high:.4g}]"
+    elif pooled is not None:
+        q = sampling_p(pooled["count"], pooled["trials"], pooled["rate"], per_unit=pooled["per_unit"])
+        if q >= settings.alpha:
             return "no_evidence", None
-        evidence = (f"level-shift test against {len(history)} history days "
-                    f"(Student-t prediction interval) p={p:.2g} < {settings.alpha:g}")
-        if pooled is not None:
-            q = sampling_p(pooled["count"], pooled["trials"], pooled["rate"], per_unit=pooled["per_unit"])
-            if q >= settings.alpha:
-                return "no_evidence", None
-            test = "Poisson" if pooled["per_unit"] else "binomial"
-            evidence += f"; sampling test ({test}, {pooled['count']:g} of {pooled['trials']:g}) p={q:.2g}"
+        test = "Poisson" if pooled["per_unit"] else "binomial"
+        evidence += f"; sampling test ({test}, {pooled['count']:g} of {pooled['trials']:g}) p={q:.2g}"
     rule = (f"step {direction}: {value:.4g} vs baseline {baseline:.4g} (median of {len(history)} days), "
             f"change {size:+.4g} meets {threshold.describe()}; {evidence}")
     return "alert", {"baseline": baseline, "value": value, "direction": direction, "size": size, "rule": rule}
