@@ -1,3 +1,4 @@
+-- Generated from metrics.HEADLINE_METRICS by `python -m citecheck ddl --views`. Do not edit.
 -- Dashboard view: the day's overall metrics, one column per headline metric (micro averaging);
 -- a judged metric also has its 95% interval, <metric>_ci_low and <metric>_ci_high (docs/metrics.md).
 CREATE OR REPLACE VIEW daily_metrics_wide AS

@@ -9,7 +9,6 @@ import sys
 from typing import Any
 
 import pytest
-from fake_anthropic import FakeAnthropic, entry, grade_by_id, request_input, serve_with_env
 
 from citecheck.calibration import agreement
 from citecheck.judges import JudgeSpecError, judge_from_spec
@@ -19,6 +18,7 @@ from citecheck.model import JudgeItem, Passage
 from citecheck.ratio import Ratio
 from citecheck.sampling import sample_fraction
 from helpers import REPO, load_fixture, score_dicts
+from helpers.fake_anthropic import FakeAnthropic, entry, grade_by_id, request_input, serve_with_env
 
 KEY = "sk-test-cascade-0815"
 

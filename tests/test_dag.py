@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import subprocess
 import sys
 import time
@@ -12,27 +11,9 @@ import time
 import pytest
 
 from helpers import REPO, load_fixture, orbit_warehouse_turns
+from helpers.dags import airflow_env, dag_test
 
 HEAVY = ("torch", "sentence_transformers", "great_expectations", "anthropic", "transformers", "pandas")
-
-
-def _airflow_env(tmp_path, warehouse_url: str) -> dict[str, str]:
-    data = load_fixture("orbit_labs.json")
-    judge = tmp_path / "judge.json"
-    judge.write_text(json.dumps(data["judge"]))
-    config = tmp_path / "config.toml"
-    config.write_text(f'[check_worthiness]\nrefusals = ["{data["refusal_text"]}"]\n')
-    env = dict(os.environ)
-    env.update({
-        "AIRFLOW_HOME": str(tmp_path / "airflow_home"),
-        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{tmp_path}/airflow.db",
-        "CITECHECK_WAREHOUSE_URL": warehouse_url,
-        "CITECHECK_JUDGE": str(judge),
-        "CITECHECK_CONFIG": str(config),
-    })
-    return env
 
 
 def test_dag_imports_cleanly_without_heavy_modules(tmp_path):
@@ -44,7 +25,7 @@ def test_dag_imports_cleanly_without_heavy_modules(tmp_path):
         "print(repr(bag.import_errors)); print(sorted(t.task_id for t in dag.tasks));"
         f"print([m for m in {HEAVY!r} if m in sys.modules])"
     )
-    env = _airflow_env(tmp_path, f"sqlite:///{tmp_path}/wh.sqlite")
+    env = airflow_env(tmp_path, f"sqlite:///{tmp_path}/wh.sqlite")
     started = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     print(f"DAG parse incl. Airflow import: {time.perf_counter() - started:.2f}s")
@@ -122,20 +103,6 @@ def _run_dag(tmp_path, url: str, **env_overrides: str) -> subprocess.CompletedPr
     return out
 
 
-def dag_test(tmp_path, url: str, day: str, *, timeout: float = 500, **env_overrides: str
-             ) -> subprocess.CompletedProcess[str]:
-    """`bin/run_dag.py DAY` (`dag.test()` on a local AIRFLOW_HOME) against the warehouse at `url`."""
-    env = {**_airflow_env(tmp_path, url), **env_overrides}
-    started = time.perf_counter()
-    try:
-        out = subprocess.run([sys.executable, str(REPO / "bin" / "run_dag.py"), day], env=env,
-                             capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired as exc:  # e.g. a failed task waiting out its retry delay
-        pytest.fail(f"dag.test did not end: {(exc.stdout or b'')[-3000:].decode(errors='replace')}")
-    print(f"dag.test wall time: {time.perf_counter() - started:.1f}s")
-    return out
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_dag_test_end_to_end(tmp_path, request, backend):
@@ -165,10 +132,10 @@ def test_dag_test_with_a_tiny_local_nli_model(tmp_path):
     import datetime as dt
 
     import sqlalchemy as sa
-    from tiny_models import save_tiny_nli
 
     from citecheck import warehouse as W
     from citecheck.warehouse import tables as T
+    from helpers.tiny_models import save_tiny_nli
 
     model = save_tiny_nli(tmp_path / "tiny_nli")
     judge = tmp_path / "nli_judge.json"
@@ -194,10 +161,10 @@ def test_no_text_or_api_key_in_the_logs_of_a_cascade_run(tmp_path, monkeypatch):
     import datetime as dt
 
     import sqlalchemy as sa
-    from fake_anthropic import FakeAnthropic
 
     from citecheck import warehouse as W
     from citecheck.warehouse import tables as T
+    from helpers.fake_anthropic import FakeAnthropic
 
     secret = "sk-ant-api03-TESTSECRET-" + "x" * 24
     orbit = load_fixture("orbit_labs.json")

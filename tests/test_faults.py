@@ -18,7 +18,12 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from faults import (
+
+from citecheck import job
+from citecheck import warehouse as W
+from citecheck.warehouse import tables as T
+from helpers import orbit_settings, orbit_warehouse_turns
+from helpers.faults import (
     DropConnection,
     published_rows,
     published_run_ids,
@@ -26,11 +31,6 @@ from faults import (
     run_steps,
     staged_rows,
 )
-
-from citecheck import job
-from citecheck import warehouse as W
-from citecheck.warehouse import tables as T
-from helpers import orbit_settings, orbit_warehouse_turns
 
 DAY = dt.date(2026, 11, 30)
 TESTS = Path(__file__).resolve().parent
@@ -142,7 +142,7 @@ def test_sigkill_mid_publish_keeps_the_previous_version_and_the_retry_publishes(
     assert run_status(engine, new) == "validated"
     marker = tmp_path / "held"
     env = {**os.environ, "CITECHECK_FAULT_HOLD_AFTER": hold_after, "CITECHECK_FAULT_MARKER": str(marker)}
-    child = subprocess.Popen([sys.executable, str(TESTS / "faults.py"), url, DAY.isoformat(), new], env=env,
+    child = subprocess.Popen([sys.executable, str(TESTS / "helpers" / "faults.py"), url, DAY.isoformat(), new], env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         _wait_for(lambda: marker.exists() or child.poll() is not None, "the publish to reach its hold point")
@@ -177,7 +177,7 @@ def test_a_failed_validation_in_airflow_publishes_nothing_and_says_why(pg_wareho
     """`dag.test()` with a judge that knows no statement: every sentence is unjudged, over the
     limit. The validate task fails once (no pointless retries), publish never runs, and the
     readable summary is in the task log and in `runs`."""
-    from test_dag import dag_test
+    from helpers.dags import dag_test
 
     engine, old, old_rows = _warehouse_with_an_old_version(pg_warehouse_url)
     empty = tmp_path / "knows_nothing.json"
@@ -208,9 +208,8 @@ def test_an_nli_batch_that_keeps_failing_leaves_its_sentence_unjudged_and_the_da
     """The real NLI judge (a tiny local cross-encoder) inside the job: batches over 4 pairs run
     out of memory and are halved; every pair of one sentence fails even alone. That sentence is
     unjudged and counted; the run still validates and publishes."""
-    from tiny_models import save_tiny_nli
-
     from citecheck.judges.nli import CrossEncoderScorer
+    from helpers.tiny_models import save_tiny_nli
 
     poisoned = "paid within 5 business days"
     real = CrossEncoderScorer.probabilities

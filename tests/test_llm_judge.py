@@ -8,7 +8,6 @@ import time
 from typing import Any
 
 import pytest
-from fake_anthropic import FakeAnthropic, entry, grade_by_id, request_input, serve_with_env
 
 from citecheck.judges import JudgeSpecError, judge_from_spec
 from citecheck.judges.llm import (
@@ -23,6 +22,7 @@ from citecheck.judges.llm import (
 )
 from citecheck.model import JudgeItem, Passage
 from helpers import load_fixture
+from helpers.fake_anthropic import FakeAnthropic, entry, grade_by_id, request_input, serve_with_env
 
 KEY = "sk-test-not-a-real-key-4711"
 JOINT = (

@@ -10,13 +10,13 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
-from tiny_models import TINY_MAX_LENGTH, save_permuted, save_tiny_nli
 
 from citecheck.cache import InMemoryCache
 from citecheck.judges import Judge, JudgeSpecError, judge_from_spec
 from citecheck.judges.nli import ModelLoadError, NLIJudge, from_spec
 from citecheck.model import JudgeItem, Passage
 from citecheck.parsing import split_sentences
+from helpers.tiny_models import TINY_MAX_LENGTH, save_permuted, save_tiny_nli
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -302,7 +302,7 @@ def test_cli_writes_the_file_and_stores_it(tmp_path, monkeypatch, capsys):
 def test_nli_best_windows_are_published_and_highlighted(tmp_path):
     """The NLI judge's best window per cited/supporting passage reaches `sentence_verdicts` through
     the real job, and the report highlights it inside the stored passage."""
-    from tiny_models import save_tiny_nli
+    from helpers.tiny_models import save_tiny_nli
 
     model = save_tiny_nli(tmp_path / "tiny_nli")
     engine = W.make_engine(f"sqlite:///{tmp_path}/wh.sqlite")

@@ -496,7 +496,6 @@ def test_a_cascade_day_publishes_each_stage_and_the_review_measures_them(tmp_pat
     """The Orbit Labs day through the job with the cascade (the real SDK against the project's fake
     Messages API): escalated sentences keep their first-stage outcome in `first_stage`, and the
     review report measures the first stage, the LLM and the final verdict separately."""
-    from fake_anthropic import grade_by_id, serve_with_env
     from test_cascade import ORBIT_REPLIES, cascade_spec
 
     from citecheck import warehouse as W
@@ -504,6 +503,7 @@ def test_a_cascade_day_publishes_each_stage_and_the_review_measures_them(tmp_pat
     from citecheck.review import report as R
     from citecheck.warehouse import review as WR
     from helpers import orbit_settings, orbit_warehouse_turns
+    from helpers.fake_anthropic import grade_by_id, serve_with_env
 
     server_gen = serve_with_env(monkeypatch, "sk-test-review-0815")
     server = next(server_gen)

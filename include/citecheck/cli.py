@@ -387,9 +387,9 @@ def cmd_grant_bi(args: argparse.Namespace) -> int:
 
 
 def cmd_ddl(args: argparse.Namespace) -> int:
-    from citecheck.warehouse.tables import ddl
+    from citecheck.warehouse.tables import ddl, wide_view_sql
 
-    sys.stdout.write(ddl(args.dialect))
+    sys.stdout.write(wide_view_sql() if args.views else ddl(args.dialect))
     return EXIT_OK
 
 
@@ -531,6 +531,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("ddl", help="print the CREATE statements of every table (sql/schema.sql)")
     p.add_argument("--dialect", choices=["postgresql", "sqlite"], default="postgresql")
+    p.add_argument("--views", action="store_true", help="print the dashboard views instead (sql/views.sql)")
     p.set_defaults(func=cmd_ddl)
     return parser
 
