@@ -265,10 +265,11 @@ def load_scorer(settings: NLISettings) -> CrossEncoderScorer:
         raise  # already says what to install, export or set
     except Exception as exc:  # any loader failure becomes one clear, actionable error
         raise ModelLoadError(_load_help(settings, f"{type(exc).__name__}: {exc}")) from exc
-    precision = resolve_precision(choice.precision, str(model.device)) if choice.backend == "torch" else "fp32"
-    if choice.quantize:
-        precision = "fp32"
-    apply_precision(model, precision)
+    precision = "fp32" if choice.quantize == "int8" and choice.backend == "torch" else (
+        resolve_precision(choice.precision, str(model.device), choice.backend)
+    )
+    if choice.backend == "torch":
+        apply_precision(model, precision)
     return CrossEncoderScorer(
         model,
         model_id=settings.model,

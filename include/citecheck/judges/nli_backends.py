@@ -91,16 +91,23 @@ def parse_backend(spec: dict[str, Any] | Any) -> BackendChoice:
     precision = spec.get("precision", "auto")
     if precision not in PRECISIONS:
         raise JudgeSpecError(f"nli judge: 'precision' must be one of {list(PRECISIONS)}, got {precision!r}")
-    if precision in ("fp16", "bf16") and (backend != "torch" or quantize):
-        raise JudgeSpecError(f"nli judge: 'precision' {precision!r} applies to the torch backend without quantize")
+    if precision == "fp16" and (backend != "torch" or quantize):
+        raise JudgeSpecError("nli judge: 'precision' \"fp16\" applies to the torch backend (CUDA) without quantize")
+    if precision == "bf16" and (backend == "onnx" or (backend == "torch" and quantize)):
+        raise JudgeSpecError(
+            "nli judge: 'precision' \"bf16\" applies to torch on CUDA or to OpenVINO (CPUs with bf16 units)"
+        )
     export_dir = spec.get("export_dir")
     if export_dir is not None and (not isinstance(export_dir, str) or not export_dir.strip()):
         raise JudgeSpecError("nli judge: 'export_dir' must be a folder path or null")
     return BackendChoice(backend, quantize, precision, export_dir)
 
 
-def resolve_precision(precision: str, device: str) -> str:
-    """fp32, fp16 or bf16 for this device: `auto` is fp16 on CUDA and fp32 elsewhere."""
+def resolve_precision(precision: str, device: str, backend: str = "torch") -> str:
+    """fp32, fp16 or bf16 for this device: `auto` is fp16 on CUDA and fp32 elsewhere. OpenVINO
+    takes bf16 on CPU (AMX / AVX-512 BF16); it is never chosen by `auto`, since it moves scores."""
+    if backend != "torch":
+        return "fp32" if precision == "auto" else precision
     if precision == "auto":
         return "fp16" if device.startswith("cuda") else "fp32"
     if precision in ("fp16", "bf16") and not device.startswith("cuda"):
@@ -115,7 +122,7 @@ def variant_tag(choice: BackendChoice, precision: str) -> str:
     """'' for torch fp32 (the reference), else e.g. '+int8', '+openvino-int8', '+onnx', '+fp16'."""
     if choice.backend == "torch":
         return "+int8" if choice.quantize else ("" if precision == "fp32" else f"+{precision}")
-    return f"+{choice.backend}" + ("-int8" if choice.quantize else "")
+    return f"+{choice.backend}" + ("-int8" if choice.quantize else "") + ("-bf16" if precision == "bf16" else "")
 
 
 def auto_batch_size(device: str) -> int:
@@ -177,11 +184,14 @@ def load_cross_encoder(
     file_name = EXPORTED_FILES[(choice.backend, choice.quantize)]
     if not (home / file_name).exists():
         export(source, revision=revision, choice=choice, home=home, local=local)
+    kwargs: dict[str, Any] = {"file_name": file_name}
+    if choice.backend == "openvino":
+        # OpenVINO's CPU plugin computes in bf16 by default where the CPU has bf16 units; that moves
+        # probabilities by up to ~0.1, so fp32 is asked for unless the judge file says bf16.
+        kwargs["ov_config"] = {"INFERENCE_PRECISION_HINT": "bf16" if choice.precision == "bf16" else "f32"}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return CrossEncoder(
-            str(home), backend=choice.backend, model_kwargs={"file_name": file_name}, device="cpu"
-        )
+        return CrossEncoder(str(home), backend=choice.backend, model_kwargs=kwargs, device="cpu")
 
 
 def export(source: str, *, revision: str | None, choice: BackendChoice, home: Path, local: Path | None) -> None:
@@ -241,8 +251,10 @@ def quantize_openvino_int8(model: Any, staged: Path, pairs: Sequence[tuple[str, 
     out = staged / ".int8"
     quantizer.quantize(calibration_dataset=nncf.Dataset(samples), save_directory=str(out), ov_config=config)
     target = staged / EXPORTED_FILES[("openvino", "int8")]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    written = out / "openvino" if (out / "openvino").is_dir() else out  # sentence-transformers' save subfolder
     for suffix in (".bin", ".xml"):
-        os.replace(out / f"openvino_model{suffix}", target.with_suffix(suffix))
+        os.replace(written / f"openvino_model{suffix}", target.with_suffix(suffix))
     shutil.rmtree(out, ignore_errors=True)
 
 
