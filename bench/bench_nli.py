@@ -189,7 +189,8 @@ def reference_pairs(items: Sequence[JudgeItem]) -> int:
 def quiet_transformers() -> None:
     warnings.filterwarnings("ignore")
     logging.getLogger("transformers").setLevel(logging.ERROR)
-    logging.getLogger("sentence_transformers").setLevel(logging.ERROR)
+    for name in ("sentence_transformers", "optimum", "nncf", "huggingface_hub"):
+        logging.getLogger(name).setLevel(logging.ERROR)
     try:
         from transformers.utils import logging as hf_logging
 
@@ -514,6 +515,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         variants = load_variants(model_dir, args.batch_size)
         print(f"{name}: scoring {len(pairs)} pairs with each, batch by batch", flush=True)
         f["variants"][name] = measure_variants(variants, pairs, args.batch_size)
+        print_variants(name, f["variants"][name], f)
+        if args.rates_out:  # after each model, so a later failure keeps what was measured
+            write_rates(Path(args.rates_out), f, torch.get_num_threads())
         if name == "minilm":
             f["subset_minilm"]["entailment_share"] = f["variants"][name]["torch fp32"]["entailment_share"]
             best = dict((n, s) for n, s, _ in variants).get("OpenVINO int8")
@@ -622,33 +626,37 @@ def print_figures(f: dict[str, Any]) -> None:
         f"{sub['entailment_share'] or 0:.0%} of pairs"
     )
     for model, variants in f.get("variants", {}).items():
-        title = {"minilm": "MiniLM-L6 (real encoder weights)", "deberta": "DeBERTa-v3-base size (random weights)"}
-        print(f"\n{title.get(model, model)}: {f['pairs']} pairs, {f['pair_tokens_mean']:.0f} tokens each on average")
-        table = [("variant", "pairs/s", "vs torch fp32", "max |dp|", "flips at 0.5", "export+load s")]
-        for name, v in variants.items():
-            if "unavailable" in v:
-                table.append((name, "-", "-", "-", "-", v["unavailable"]))
-                continue
-            table.append(
-                (
-                    name,
-                    f"{v['pairs_per_second']:.1f}",
-                    f"{v['speedup']:.2f}x",
-                    f"{v['max_prob_diff']:.4f}",
-                    f"{v['flip_share']:.2%}",
-                    f"{v['load_seconds']:.0f}",
-                )
-            )
-        print_table(table)
+        print_variants(model, variants, f)
     if "deberta_full_workload_hours_torch_fp32" in f:
         print(f"DeBERTa torch fp32 on the whole workload: ~{f['deberta_full_workload_hours_torch_fp32']:.2f} h")
     print(f"total {f['total_seconds']:.0f}s")
 
 
-def print_table(rows: Sequence[Sequence[Any]]) -> None:
+def print_variants(model: str, variants: dict[str, dict[str, Any]], f: dict[str, Any]) -> None:
+    title = {"minilm": "MiniLM-L6 (real encoder weights)", "deberta": "DeBERTa-v3-base size (random weights)"}
+    print(f"\n{title.get(model, model)}: {f['pairs']} pairs, {f['pair_tokens_mean']:.0f} tokens each on average")
+    table = [("variant", "pairs/s", "vs torch fp32", "max |dp|", "flips at 0.5", "export+load s")]
+    for name, v in variants.items():
+        if "unavailable" in v:
+            table.append((name, "-", "-", "-", "-", v["unavailable"]))
+            continue
+        table.append(
+            (
+                name,
+                f"{v['pairs_per_second']:.1f}",
+                f"{v['speedup']:.2f}x",
+                f"{v['max_prob_diff']:.4f}",
+                f"{v['flip_share']:.2%}",
+                f"{v['load_seconds']:.0f}",
+            )
+        )
+    print_table(table, flush=True)
+
+
+def print_table(rows: Sequence[Sequence[Any]], flush: bool = False) -> None:
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
-        print("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+        print("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip(), flush=flush)
 
 
 if __name__ == "__main__":
