@@ -46,7 +46,7 @@ CREATE TABLE IF NOT EXISTS judgment_cache (
 
 COMMENT ON TABLE judgment_cache IS 'NLI judge scores, threshold-independent; reruns ask the model nothing';
 
-COMMENT ON COLUMN judgment_cache.model IS 'model id or path (+int8 when quantized)';
+COMMENT ON COLUMN judgment_cache.model IS 'model id or path + backend tag (+int8, +openvino, +openvino-int8, +fp16 …)';
 
 COMMENT ON COLUMN judgment_cache.revision IS 'model revision; '''' when none was pinned';
 
