@@ -195,13 +195,13 @@ def generate(path: Path, n_turns: int, seed: int = SEED) -> int:
 
 
 def generate_from_sample(path: Path, n_turns: int, seed: int = SEED, turns_per_day: int = 5000) -> int:
-    """Write the project's bundled sample traffic (`citecheck.sample`), in conversation order."""
+    """Write the project's bundled sample traffic (`citecheck.demo`), in conversation order."""
     import datetime as dt
 
-    from citecheck.sample import generate as sample_generate
+    from citecheck import demo
 
     days = -(-n_turns // turns_per_day)
-    sample = sample_generate(dt.date(2024, 5, 1), days, turns_per_day, seed=seed)
+    sample = demo.generate(dt.date(2024, 5, 1), days, turns_per_day, seed=seed)
     turns = sorted(sample.turns, key=lambda t: (str(t.get("conversation_id")), t.get("turn_index") or 0))
     every = max(1, len(turns) // max(1, len(sample.malformed_lines)))
     with path.open("w", encoding="utf-8") as out:
@@ -312,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--source", choices=("synthetic", "sample"), default="synthetic",
                         help="synthetic: this script's generator (4 passages of 5-15 sentences); "
-                             "sample: the bundled citecheck.sample traffic (shorter passages, native turns)")
+                             "sample: the bundled citecheck.demo traffic (shorter passages, native turns)")
     parser.add_argument("--checkpoints", default="10000,50000,100000")
     parser.add_argument("--generate-only", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--profile", action="store_true", help="cProfile the pass, print the top functions")

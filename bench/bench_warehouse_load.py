@@ -11,7 +11,7 @@ Each size runs in its own fresh subprocess, so a peak is that size's own; the pe
 every stage (`/proc/self/clear_refs`), so it is the stage's own too. The goal (issue 6) is flat
 memory: the same peak for 10k and 1M turns.
 
-Turns come from the bundled sample generator (`citecheck.sample`: markers in every habit, native
+Turns come from the bundled sample generator (`citecheck.demo`: markers in every habit, native
 citation turns, refusals, FAQ repeats, follow-ups with changed context sets and stale labels),
 streamed conversation by conversation so generating 1M turns needs no more memory than 10k. About
 1% of conversations start the evening before and cross midnight (stale labels across the day
@@ -53,11 +53,11 @@ REPORTED = ("extract", "structural", "aggregate", "validate", "publish")
 def stream_day(n_turns: int, day: dt.date = DAY, seed: int = SEED) -> Iterator[dict[str, Any]]:
     """Turns of conversations answered on `day`, until `n_turns` of them fall inside the day.
 
-    Mirrors `citecheck.sample._day` (same conversation mix) but yields as it goes. Turns of a
+    Mirrors `citecheck.demo`'s day (same conversation mix) but yields as it goes. Turns of a
     conversation that fall outside the day (the evening before, after midnight) are yielded too:
     they belong in the source tables, and the job must leave them out of the day.
     """
-    from citecheck import sample as S
+    from citecheck import demo
 
     rng = random.Random(f"bench-warehouse-load:{seed}:{day.isoformat()}")
     first = dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC)
@@ -68,13 +68,13 @@ def stream_day(n_turns: int, day: dt.date = DAY, seed: int = SEED) -> Iterator[d
         roll = rng.random()
         if roll < 0.01:  # started the evening before, crossing midnight: stale labels across days
             start = first - dt.timedelta(seconds=rng.randint(60, 1500))
-            items = S._conversation(rng, conv_id, start, rng.randint(2, 4), force_stale=True)
+            items = demo.conversation(rng, conv_id, start, rng.randint(2, 4), force_stale=True)
         elif roll < 0.09:
-            items = [S._faq_turn(rng, seed, conv_id, S._start_time(rng, day))]
+            items = [demo.faq_turn(rng, seed, conv_id, demo.start_time(rng, day))]
         else:
             length = rng.choices((1, 2, 3, 4), weights=(60, 25, 10, 5))[0]
-            items = S._conversation(rng, conv_id, S._start_time(rng, day), length,
-                                    native=roll < 0.16 and length == 1)
+            items = demo.conversation(rng, conv_id, demo.start_time(rng, day), length,
+                                       native=roll < 0.16 and length == 1)
         for item in items:
             inside = first <= item.moment < end
             if inside and in_day >= n_turns:
@@ -234,46 +234,34 @@ class _Sampler:
 
 def run_job(url: str) -> dict[str, Any]:
     """Every step of one day with nli_share=0; wall time and peak RSS per step."""
-    import tomllib
-
-    from citecheck import job
-    from citecheck import sample as S
+    from citecheck import demo, job
     from citecheck import warehouse as W
-    from citecheck.config import config_from_mapping
 
-    settings = job.JobSettings(judge_spec=S.full_judge_spec(), config=config_from_mapping(
-        tomllib.loads(S.config_toml())), nli_share=0.0)
+    settings = job.JobSettings(judge_spec=demo.full_judge_spec(), config=demo.sample_config(), nli_share=0.0)
     engine = W.make_engine(url)
-    run_id = job.new_run_id(DAY)
     base_rss = _vm("VmRSS")
     resettable = _reset_peak()
     stages: dict[str, dict[str, float]] = {}
-    out: dict[str, Any] = {}
 
     sampler = _Sampler()
 
     def step(name: str, fn: Any, *args: Any) -> Any:
+        """`job.run_steps`' hook: each step timed and measured (shards add up under one name)."""
         _release_memory()
         _reset_peak()
         sampler.reset()
         before = _vm("VmRSS")
         t0 = time.perf_counter()
         result = fn(*args)
-        wall = time.perf_counter() - t0
+        wall = time.perf_counter() - t0 + stages.get(name, {}).get("wall_s", 0.0)
         sampler.sample()
         stages[name] = {"wall_s": wall, "peak_mib": _vm("VmHWM"), "rss_before_mib": before,
                         "rss_after_mib": _vm("VmRSS"), "peak_anon_mib": sampler.anon,
                         "peak_shared_mib": sampler.shared}
         return result
 
-    out["extract"] = step("extract", job.extract, engine, DAY, run_id, settings)
-    out["structural"] = s = step("structural", job.structural, engine, DAY, run_id, settings)
-    step("judge_shards", lambda: [job.judge_shard(engine, run_id, shard, settings) for shard in s["shards"]])
-    step("escalate", job.escalate, engine, run_id, settings)
-    out["aggregate"] = step("aggregate", job.aggregate, engine, DAY, run_id, settings, {"first": {}})
-    step("validate", job.validate, engine, DAY, run_id, settings)
-    out["publish"] = step("publish", job.publish, engine, DAY, run_id)
-    step("finish", job.finish, engine, run_id, out["publish"])
+    out = job.run_steps(job.DayRun(engine, DAY, job.new_run_id(DAY), settings), step)
+    s = out["structural"]
     sampler.stop()
     engine.dispose()
     return {"stages": stages, "base_rss_mib": base_rss, "peak_resettable": resettable,

@@ -38,15 +38,13 @@ def main(argv: list[str]) -> int:
     print(f"DAG run {run.run_id}: {run.state}")
     if str(run.state) not in ("success", "DagRunState.SUCCESS"):
         return 1
-    from citecheck.job import day_metrics
-    from citecheck.warehouse import engine_for
+    from citecheck.metrics import HEADLINE_METRICS
+    from citecheck.warehouse import day_metrics, engine_for
 
     rows = [r for r in day_metrics(engine_for(), day) if r["slice_name"] == "all" and r["averaging"] == "micro"]
     print(f"\nheadline metrics for {day} (micro: pooled over sentences)")
     for r in rows:
-        if r["metric"] in ("attachment_rate", "citation_recall", "citation_precision", "citation_f1",
-                           "support_rate_of_cited", "faithfulness", "unknown_label_rate", "miscited_rate",
-                           "uncited_supported_rate", "unsupported_rate", "refusal_rate", "unjudged_rate"):
+        if r["metric"] in HEADLINE_METRICS:
             value = "null" if r["value"] is None else f"{r['value']:.3f}"
             print(f"  {r['metric']:<26}{value:>8}   {r['numerator']:g} / {r['denominator']:g}")
     return 0

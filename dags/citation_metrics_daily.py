@@ -3,11 +3,12 @@
 
 Every day, for yesterday's logged assistant turns: are the cited passages saying what the
 sentences say? Structural checks on 100% of turns, the NLI judge on the configured share
-(mapped over shards, pool `nli`, queue `nli` so GPU workers take it), the LLM judge on NLI
-rejections plus a random sample, a Great Expectations gate, and a one-transaction publish of
-the day into `daily_metrics`, `sentence_verdicts` and `citation_verdicts`.
+(mapped over shards, pool `nli`, queue `CITECHECK_NLI_QUEUE` so GPU workers take it), the LLM
+judge on NLI rejections plus a random sample, a Great Expectations gate, and a one-transaction
+publish of the day into `daily_metrics`, `sentence_verdicts` and `citation_verdicts`.
 
-The logic lives in `citecheck.job`; this file only wires it. XCom carries ids and counts;
+The steps are `citecheck.job`'s, wired here in the order of `citecheck.job.run_steps`: `extract`
+returns the day and run id every later task takes; XCom carries ids and counts only;
 intermediate data is staged in the warehouse under the run id. Backfill with
 `airflow backfill create --dag-id citation_metrics_daily --from-date 2026-11-01 --to-date 2026-11-07`.
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 
-from airflow.sdk import Asset, CronDataIntervalTimetable, Param, dag, task
+from airflow.sdk import Asset, CronDataIntervalTimetable, Param, chain, dag, task
 
 WAREHOUSE_CONN_ID = os.environ.get("CITECHECK_WAREHOUSE_CONN_ID", "citecheck_warehouse")
 ANTHROPIC_CONN_ID = os.environ.get("CITECHECK_ANTHROPIC_CONN_ID", "citecheck_anthropic")
@@ -36,35 +37,28 @@ def _connection(conn_id: str):
         return None
 
 
-def _engine(settings):
-    """The warehouse engine: the Airflow connection if defined, else CITECHECK_WAREHOUSE_URL;
-    schemas from the `[warehouse]` section of the run's config."""
-    from citecheck.warehouse import engine_for
-
-    conn = _connection(WAREHOUSE_CONN_ID)
-    return engine_for(settings.config, conn.get_uri() if conn else None)
-
-
-def _anthropic_key_from_connection() -> None:
-    """The Anthropic key from the Airflow connection, when one is defined (its password), else
-    ANTHROPIC_API_KEY stays as the environment set it. Airflow masks it in task logs."""
-    conn = _connection(ANTHROPIC_CONN_ID)
-    if conn and conn.password:
-        os.environ["ANTHROPIC_API_KEY"] = conn.password
-
-
-def _context():
-    """(day, run id, settings) of the running DAG run."""
+def _day_run(extracted: dict | None = None, *, with_anthropic_key: bool = False):
+    """The `citecheck.job.DayRun` of this DAG run: the day and run id `extract` returned (or, for
+    `extract` itself, the data interval and DAG run id), the settings from the DAG params and
+    environment, the warehouse from the Airflow connection (else CITECHECK_WAREHOUSE_URL), and
+    for the LLM step the Anthropic key from its connection (Airflow masks it in task logs)."""
     from airflow.sdk import get_current_context
 
-    from citecheck.job import settings_from_env
+    from citecheck.job import DayRun, settings_from_env
+    from citecheck.warehouse import engine_for
 
     ctx = get_current_context()
-    start = ctx["data_interval_start"]
     settings = settings_from_env(ctx["params"])
-    day = start.in_timezone(settings.config.timezone).date() if hasattr(start, "in_timezone") else start.date()
-    run_id = "".join(ch if ch.isalnum() or ch in "-_.:" else "_" for ch in ctx["dag_run"].run_id)[:64]
-    return day, run_id, settings
+    if extracted is None:
+        start = ctx["data_interval_start"]
+        day = start.in_timezone(settings.config.timezone).date() if hasattr(start, "in_timezone") else start.date()
+        run_id = "".join(ch if ch.isalnum() or ch in "-_.:" else "_" for ch in ctx["dag_run"].run_id)[:64]
+    else:
+        day, run_id = dt.date.fromisoformat(extracted["day"]), extracted["run_id"]
+    warehouse = _connection(WAREHOUSE_CONN_ID)
+    anthropic = _connection(ANTHROPIC_CONN_ID) if with_anthropic_key else None
+    return DayRun(engine_for(settings.config, warehouse.get_uri() if warehouse else None), day, run_id, settings,
+                  anthropic_api_key=anthropic.password if anthropic and anthropic.password else None)
 
 
 @dag(
@@ -87,79 +81,71 @@ def _context():
 def citation_metrics_daily():
     @task
     def extract() -> dict:
-        from citecheck import job
+        """Opens the run; returns the day and run id every later task works on."""
+        from citecheck.job import extract
 
-        day, run_id, settings = _context()
-        return job.extract(_engine(settings), day, run_id, settings)
+        return extract(_day_run())
 
     @task
-    def structural(_extracted: dict) -> list[int]:
+    def structural(extracted: dict) -> list[int]:
         """Runs the structural checks; returns the shards that hold turns to judge."""
-        from citecheck import job
+        from citecheck.job import structural
 
-        day, run_id, settings = _context()
-        return job.structural(_engine(settings), day, run_id, settings)["shards"]
+        return structural(_day_run(extracted))["shards"]
 
     @task(pool="nli", queue=NLI_QUEUE, max_active_tis_per_dagrun=8)
-    def judge_shard(shard: int) -> dict:
-        from citecheck import job
+    def judge_shard(extracted: dict, shard: int) -> dict:
+        from citecheck.job import judge_shard
 
-        _day, run_id, settings = _context()
-        return job.judge_shard(_engine(settings), run_id, shard, settings)
+        return judge_shard(_day_run(extracted), shard)
 
     # Message Batches may take up to 24 h to end; the judge reattaches to its batch on retry.
-    @task(trigger_rule="none_failed", execution_timeout=dt.timedelta(hours=25))
-    def escalate(shard_results: list[dict]) -> dict:
-        from citecheck import job
+    @task(execution_timeout=dt.timedelta(hours=25))
+    def escalate(extracted: dict) -> dict:
+        from citecheck.job import escalate
 
-        _day, run_id, settings = _context()
-        _anthropic_key_from_connection()
-        result = job.escalate(_engine(settings), run_id, settings)
-        stats: dict = {}
-        for r in shard_results or []:
-            stats = job._merge_stats(stats, r.get("stats", {}))
-        return {"escalated": result.get("escalated", 0), "first": stats, "llm": result.get("stats", {}).get("llm", {})}
+        return escalate(_day_run(extracted, with_anthropic_key=True))
 
-    @task
-    def aggregate(judge_stats: dict) -> dict:
-        from citecheck import job
+    @task(trigger_rule="none_failed")
+    def aggregate(extracted: dict, shard_results: list[dict], escalation: dict) -> dict:
+        from citecheck.job import aggregate
 
-        day, run_id, settings = _context()
-        return job.aggregate(_engine(settings), day, run_id, settings, judge_stats)
+        return aggregate(_day_run(extracted), list(shard_results or []), escalation)
 
     @task
-    def validate(_aggregated: dict) -> dict:
+    def validate(extracted: dict) -> dict:
         from airflow.sdk.exceptions import AirflowFailException
 
-        from citecheck import job
+        from citecheck.job import ValidationFailed, validate
 
-        day, run_id, settings = _context()
         try:
-            return job.validate(_engine(settings), day, run_id, settings)
-        except job.ValidationFailed as exc:  # the same data fails the same way: fail now, no retries
+            return validate(_day_run(extracted))
+        except ValidationFailed as exc:  # the same data fails the same way: fail now, no retries
             raise AirflowFailException(str(exc)) from exc
 
     @task(outlets=[DAILY_METRICS])
-    def publish(_validated: dict) -> dict:
+    def publish(extracted: dict) -> dict:
         from airflow.sdk import get_current_context
 
-        from citecheck import job
+        from citecheck.job import publish
 
-        day, run_id, settings = _context()
-        counts = job.publish(_engine(settings), day, run_id)
-        get_current_context()["outlet_events"][DAILY_METRICS].extra = {
-            "day": day.isoformat(), "run_id": run_id, **counts}
+        counts = publish(_day_run(extracted))
+        get_current_context()["outlet_events"][DAILY_METRICS].extra = {**extracted, **counts}
         return counts
 
     @task
-    def record_run(published: dict) -> dict:
-        from citecheck import job
+    def record_run(extracted: dict, published: dict) -> dict:
+        from citecheck.job import record_run
 
-        _day, run_id, settings = _context()
-        return job.finish(_engine(settings), run_id, published)
+        return record_run(_day_run(extracted), published)
 
-    shards = judge_shard.expand(shard=structural(extract()))
-    record_run(publish(validate(aggregate(escalate(shards)))))
+    extracted = extract()
+    shard_results = judge_shard.partial(extracted=extracted).expand(shard=structural(extracted))
+    escalation = escalate(extracted)
+    aggregated = aggregate(extracted, shard_results, escalation)
+    validated = validate(extracted)
+    published = publish(extracted)
+    chain(shard_results, escalation, aggregated, validated, published, record_run(extracted, published))
 
 
 citation_metrics_daily()

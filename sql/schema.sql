@@ -1,5 +1,28 @@
 -- Generated from include/citecheck/warehouse/tables.py by `python -m citecheck ddl`. Do not edit.
 
+CREATE TABLE IF NOT EXISTS calibrated_metrics (
+	from_day DATE NOT NULL,
+	to_day DATE NOT NULL,
+	metric VARCHAR(80) NOT NULL,
+	value FLOAT,
+	ci_low FLOAT,
+	ci_high FLOAT,
+	confidence FLOAT,
+	labelled_items INTEGER,
+	population_items INTEGER,
+	method VARCHAR(200),
+	computed_at TIMESTAMP WITH TIME ZONE,
+	PRIMARY KEY (from_day, to_day, metric)
+);
+
+COMMENT ON TABLE calibrated_metrics IS 'judge-only, human-only and prediction-powered (human-calibrated) metrics of a period';
+
+COMMENT ON COLUMN calibrated_metrics.metric IS 'citation_recall | citation_recall_calibrated | citation_recall_human_only | ...';
+
+COMMENT ON COLUMN calibrated_metrics.labelled_items IS 'labelled review items used';
+
+COMMENT ON COLUMN calibrated_metrics.population_items IS 'judged check-worthy sentences of the period';
+
 CREATE TABLE IF NOT EXISTS citation_verdicts (
 	day DATE NOT NULL,
 	turn_id VARCHAR(200) NOT NULL,
@@ -34,6 +57,51 @@ CREATE TABLE IF NOT EXISTS daily_metrics (
 	PRIMARY KEY (day, slice_name, slice_value, metric, averaging)
 );
 
+CREATE TABLE IF NOT EXISTS human_labels (
+	item_id VARCHAR(40) NOT NULL,
+	reviewer VARCHAR(200) NOT NULL,
+	label VARCHAR(20) NOT NULL,
+	citation_labels JSON NOT NULL,
+	source TEXT,
+	imported_at TIMESTAMP WITH TIME ZONE NOT NULL,
+	PRIMARY KEY (item_id, reviewer)
+);
+
+COMMENT ON TABLE human_labels IS 'one reviewer''s label of one review item; a reimport replaces it';
+
+COMMENT ON COLUMN human_labels.label IS 'supported | partial | not_supported';
+
+COMMENT ON COLUMN human_labels.citation_labels IS '{label: full | partial | none}';
+
+COMMENT ON COLUMN human_labels.source IS 'file and line the label came from';
+
+CREATE TABLE IF NOT EXISTS judge_quality (
+	from_day DATE NOT NULL,
+	to_day DATE NOT NULL,
+	judge VARCHAR(80) NOT NULL,
+	slice_name VARCHAR(200) NOT NULL,
+	slice_value VARCHAR(400) NOT NULL,
+	measure VARCHAR(80) NOT NULL,
+	weighting VARCHAR(20) NOT NULL,
+	numerator FLOAT,
+	denominator FLOAT,
+	value FLOAT,
+	ci_low FLOAT,
+	ci_high FLOAT,
+	method VARCHAR(200),
+	labelled_items INTEGER,
+	computed_at TIMESTAMP WITH TIME ZONE,
+	PRIMARY KEY (from_day, to_day, judge, slice_name, slice_value, measure, weighting)
+);
+
+COMMENT ON TABLE judge_quality IS 'judges against human labels over a period (SPEC 6), per judge and slice, with intervals';
+
+COMMENT ON COLUMN judge_quality.judge IS 'first_stage | llm | final | reviewers';
+
+COMMENT ON COLUMN judge_quality.measure IS 'agreement | false_pass | false_fail | cohens_kappa | threshold_for_false_pass_target';
+
+COMMENT ON COLUMN judge_quality.weighting IS 'raw (labelled items) | weighted (population)';
+
 CREATE TABLE IF NOT EXISTS judgment_cache (
 	model VARCHAR(500) NOT NULL,
 	revision VARCHAR(200) NOT NULL,
@@ -46,7 +114,7 @@ CREATE TABLE IF NOT EXISTS judgment_cache (
 
 COMMENT ON TABLE judgment_cache IS 'NLI judge scores, threshold-independent; reruns ask the model nothing';
 
-COMMENT ON COLUMN judgment_cache.model IS 'model id or path + backend tag (+int8, +openvino, +openvino-int8, +fp16 …)';
+COMMENT ON COLUMN judgment_cache.model IS 'model id or path + backend tag (+int8, +openvino-int8 …)';
 
 COMMENT ON COLUMN judgment_cache.revision IS 'model revision; '''' when none was pinned';
 
@@ -55,6 +123,37 @@ COMMENT ON COLUMN judgment_cache.sentence_hash IS 'text_hash of the judged sente
 COMMENT ON COLUMN judgment_cache.window_hash IS 'text_hash of the premise window';
 
 COMMENT ON COLUMN judgment_cache.probabilities IS 'JSON list of softmax probabilities, id2label order';
+
+CREATE TABLE IF NOT EXISTS review_items (
+	sample_id VARCHAR(40) NOT NULL,
+	item_id VARCHAR(40) NOT NULL,
+	day DATE NOT NULL,
+	turn_id VARCHAR(200) NOT NULL,
+	sentence_index INTEGER NOT NULL,
+	cited_labels JSON NOT NULL,
+	stratum VARCHAR(200) NOT NULL,
+	stratum_size INTEGER NOT NULL,
+	stratum_sampled INTEGER NOT NULL,
+	inclusion_probability FLOAT NOT NULL,
+	exported_at TIMESTAMP WITH TIME ZONE NOT NULL,
+	PRIMARY KEY (sample_id, item_id)
+);
+
+CREATE INDEX IF NOT EXISTS ix_review_items_item ON review_items (item_id);
+
+COMMENT ON TABLE review_items IS 'a stratified review sample; weights 1 / inclusion_probability give the population back';
+
+COMMENT ON COLUMN review_items.sample_id IS 'FROM..TO of the export (re-export replaces it)';
+
+COMMENT ON COLUMN review_items.item_id IS 'stable id of (day, turn, sentence)';
+
+COMMENT ON COLUMN review_items.cited_labels IS 'resolved labels the reviewer grades';
+
+COMMENT ON COLUMN review_items.stratum IS 'final verdict | deciding judge at export';
+
+COMMENT ON COLUMN review_items.stratum_size IS 'judged sentences of the stratum in the range';
+
+COMMENT ON COLUMN review_items.inclusion_probability IS 'stratum_sampled / stratum_size';
 
 CREATE TABLE IF NOT EXISTS runs (
 	run_id VARCHAR(64) NOT NULL,
@@ -104,11 +203,14 @@ CREATE TABLE IF NOT EXISTS sentence_verdicts (
 	judge_version VARCHAR(400),
 	reason TEXT,
 	llm JSON,
+	first_stage JSON,
 	run_id VARCHAR(64) NOT NULL,
 	config_hash VARCHAR(32) NOT NULL,
 	judge_versions VARCHAR(400),
 	PRIMARY KEY (day, turn_id, sentence_index)
 );
+
+COMMENT ON COLUMN sentence_verdicts.first_stage IS 'cascade: the first stage''s {judge, version, supported, score}';
 
 CREATE TABLE IF NOT EXISTS skipped_turns (
 	day DATE NOT NULL,
@@ -210,8 +312,11 @@ CREATE TABLE IF NOT EXISTS stage_sentence_verdicts (
 	judge_version VARCHAR(400),
 	reason TEXT,
 	llm JSON,
+	first_stage JSON,
 	PRIMARY KEY (run_id, turn_id, sentence_index)
 );
+
+COMMENT ON COLUMN stage_sentence_verdicts.first_stage IS 'cascade: the first stage''s {judge, version, supported, score}';
 
 CREATE TABLE IF NOT EXISTS stage_skipped (
 	run_id VARCHAR(64) NOT NULL,

@@ -1,39 +1,16 @@
-"""Shared test helpers: the fixtures in tests/fixtures, scoring shortcuts, offline settings."""
+"""Pytest fixtures shared by every test: the real PostgreSQL, fresh warehouses, offline settings.
+
+Plain helpers (fixture files, scoring shortcuts, the Orbit day) are in `tests/helpers`."""
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
-from typing import Any
 
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
-
-REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO / "tests" / "fixtures"
-
-
-def load_fixture(name: str) -> dict[str, Any]:
-    path = FIXTURES / name
-    if not path.exists():
-        raise FileNotFoundError(f"fixture {path} is missing from the repository")
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def score_dicts(turns: list[dict[str, Any]], judge_spec: dict[str, Any], config: Any = None) -> dict[str, Any]:
-    """Score turn dicts with a judge spec; the CLI's JSON output as a dict."""
-    from citecheck.config import Config
-    from citecheck.judges import judge_from_spec
-    from citecheck.pipeline import score
-    from citecheck.turns import turn_from_dict
-
-    report = score([turn_from_dict(t) for t in turns], judge_from_spec(judge_spec), config or Config())
-    return report.to_json()
-
 
 @pytest.fixture
 def pg_url() -> str:
@@ -72,22 +49,17 @@ def pg_warehouse_url(pg_url: str):
         admin.dispose()
 
 
-def orbit_warehouse_turns(day: str = "2026-11-30") -> list[dict[str, Any]]:
-    """The Orbit Labs turns dated on `day`, plus one malformed row (answer missing)."""
-    data = load_fixture("orbit_labs.json")
-    turns = [dict(t, answered_at=f"{day}T10:00:00Z", turn_id=f"{t['turn_id']}@{day}",
-                  conversation_id=f"{t['conversation_id']}@{day}") for t in data["turns"]]
-    turns.append({"turn_id": f"bad@{day}", "answer": None, "answered_at": f"{day}T11:00:00Z", "context": []})
-    return turns
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine(request, tmp_path, monkeypatch):
+    """A fresh, initialised warehouse: the embedded SQLite file, then the real PostgreSQL.
+    CITECHECK_WAREHOUSE_URL points at it (for CLI calls) and no config file is set."""
+    from citecheck import warehouse as W
 
-
-def orbit_settings(**overrides: Any):
-    from dataclasses import replace
-
-    from citecheck.config import config_from_mapping
-    from citecheck.job import JobSettings
-
-    data = load_fixture("orbit_labs.json")
-    settings = JobSettings(judge_spec=data["judge"],
-                           config=config_from_mapping({"check_worthiness": {"refusals": [data["refusal_text"]]}}))
-    return replace(settings, **overrides)
+    url = f"sqlite:///{tmp_path}/warehouse.sqlite" if request.param == "sqlite" else request.getfixturevalue(
+        "pg_warehouse_url")
+    monkeypatch.setenv("CITECHECK_WAREHOUSE_URL", url)
+    monkeypatch.delenv("CITECHECK_CONFIG", raising=False)
+    engine = W.make_engine(url)
+    W.init_warehouse(engine)
+    yield engine
+    engine.dispose()

@@ -8,6 +8,7 @@ first statement that starts with $CITECHECK_FAULT_HOLD_AFTER, once it wrote $CIT
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import re
@@ -21,7 +22,6 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-STEPS = ("extract", "structural", "judge_shard", "escalate", "aggregate", "validate", "publish", "finish")
 VOLATILE = {"run_id", "computed_at"}  # what legitimately differs between two runs of the same data
 
 
@@ -77,22 +77,33 @@ class DropConnection:
         sa.event.listen(engine, "commit", before_commit)
 
 
+class _Stopped(Exception):
+    """Raised by the step hook past `until`: the rest of the day is not run."""
+
+
 def run_steps(url: str, day: dt.date, settings: Any, run_id: str, *, fault: DropConnection | None = None,
-              until: str = "finish", after_failure: Callable[[str, Exception], None] | None = None) -> list[str]:
-    """The DAG's tasks in order, each on a fresh engine as in its own Airflow process; a task that
-    fails with a database error is retried once, same run id, on a new engine. Returns the
-    failed tasks; `after_failure` inspects the warehouse between a failure and its retry."""
+              until: str = "record_run", after_failure: Callable[[str, Exception], None] | None = None
+              ) -> list[str]:
+    """The job's step sequence (`job.run_steps`), each step on a fresh engine as in its own Airflow
+    process; a step that fails with a database error is retried once, same run id, on a new
+    engine. Returns the failed steps; `after_failure` inspects the warehouse between a failure
+    and its retry."""
+    from dataclasses import replace
+
     from citecheck import job
     from citecheck import warehouse as W
 
     failures: list[str] = []
+    last = job.STEP_NAMES.index(until)
 
-    def task(name: str, fn: Callable[[Engine], Any]) -> Any:
+    def call(name: str, step: Callable[..., Any], run: Any, *args: Any) -> Any:
+        if job.STEP_NAMES.index(name) > last:
+            raise _Stopped(name)
         engine = W.make_engine(url)
         if fault is not None and fault.step == name and not fault.fired:
             fault.attach(engine, url)
         try:
-            return fn(engine)
+            return step(replace(run, engine=engine), *args)
         except sa.exc.OperationalError as exc:
             failures.append(name)
             if after_failure is not None:
@@ -101,25 +112,12 @@ def run_steps(url: str, day: dt.date, settings: Any, run_id: str, *, fault: Drop
             engine.dispose()
         retry = W.make_engine(url)
         try:
-            return fn(retry)
+            return step(replace(run, engine=retry), *args)
         finally:
             retry.dispose()
 
-    last = STEPS.index(until)
-    task("extract", lambda e: job.extract(e, day, run_id, settings))
-    shards = task("structural", lambda e: job.structural(e, day, run_id, settings))["shards"]
-    stats: dict[str, Any] = {}
-    for shard in shards:
-        result = task("judge_shard", lambda e, shard=shard: job.judge_shard(e, run_id, shard, settings))
-        stats = job._merge_stats(stats, result["stats"])
-    esc = task("escalate", lambda e: job.escalate(e, run_id, settings))
-    judge_stats = {"first": stats, **({"llm": esc["stats"].get("llm", {})} if "stats" in esc else {})}
-    task("aggregate", lambda e: job.aggregate(e, day, run_id, settings, judge_stats))
-    task("validate", lambda e: job.validate(e, day, run_id, settings))
-    if last >= STEPS.index("publish"):
-        published = task("publish", lambda e: job.publish(e, day, run_id))
-        if last >= STEPS.index("finish"):
-            task("finish", lambda e: job.finish(e, run_id, published))
+    with contextlib.suppress(_Stopped):  # `until` ends the day early
+        job.run_steps(job.DayRun(None, day, run_id, settings), call)  # type: ignore[arg-type]
     return failures
 
 
@@ -189,7 +187,7 @@ def child_publish(url: str, day: str, run_id: str) -> None:
 
     engine = W.make_engine(url)
     hold_after(engine, os.environ["CITECHECK_FAULT_HOLD_AFTER"], Path(os.environ["CITECHECK_FAULT_MARKER"]))
-    job.publish(engine, dt.date.fromisoformat(day), run_id)
+    job.publish(job.DayRun(engine, dt.date.fromisoformat(day), run_id, job.JobSettings()))
     print("published without holding", file=sys.stderr)
     raise SystemExit(3)
 

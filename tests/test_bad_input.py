@@ -102,18 +102,6 @@ def test_cli_scores_the_whole_corpus_in_reasonable_time(cli_run):
 
 # --- the warehouse: load-turns, then the daily job --------------------------------------------------
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def warehouse(request, tmp_path, monkeypatch):
-    url = f"sqlite:///{tmp_path}/wh.sqlite" if request.param == "sqlite" else request.getfixturevalue(
-        "pg_warehouse_url")
-    monkeypatch.setenv("CITECHECK_WAREHOUSE_URL", url)
-    monkeypatch.delenv("CITECHECK_CONFIG", raising=False)
-    engine = W.make_engine(url)
-    W.init_warehouse(engine)
-    yield engine
-    engine.dispose()
-
-
 def _load_file(cases: list[Case], path: Path, capsys) -> tuple[int, dict[str, Any], dict[int, Case]]:
     numbers = write_jsonl(cases, path)
     capsys.readouterr()
@@ -167,8 +155,8 @@ def _settings() -> job.JobSettings:
     return job.JobSettings(judge_spec=JUDGE, unjudged_limit=1.0, shards=2)
 
 
-def test_load_turns_then_the_day_job_scores_or_skips_every_case(warehouse, tmp_path, capsys):
-    W.load_turns(warehouse, [c.preload for c in CORPUS if c.preload])
+def test_load_turns_then_the_day_job_scores_or_skips_every_case(engine, tmp_path, capsys):
+    W.load_turns(engine, [c.preload for c in CORPUS if c.preload])
     first = [c for c in CORPUS if c.warehouse != "late"]
     code, loaded, numbers = _load_file(first, tmp_path / "turns.jsonl", capsys)
 
@@ -194,38 +182,38 @@ def test_load_turns_then_the_day_job_scores_or_skips_every_case(warehouse, tmp_p
 
     # the day's job: every stored case of the day scored or skipped with its reason, counts reconcile
     stored = [c for c in first if c.warehouse == "same"]
-    job.run_day(warehouse, dt.date.fromisoformat(DAY), _settings())
-    failures = _expect_day(_day_state(warehouse, DAY), [c for c in stored if c.day == DAY])
+    job.run_day(engine, dt.date.fromisoformat(DAY), _settings())
+    failures = _expect_day(_day_state(engine, DAY), [c for c in stored if c.day == DAY])
     assert not failures, "\n".join(failures)
 
     # the zone cases land on their UTC day; the reloaded and duplicated turns left the previous day
     for day in (NEXT, PREV):
-        job.run_day(warehouse, dt.date.fromisoformat(day), _settings())
-        failures = _expect_day(_day_state(warehouse, day), [c for c in stored if c.day == day])
+        job.run_day(engine, dt.date.fromisoformat(day), _settings())
+        failures = _expect_day(_day_state(engine, day), [c for c in stored if c.day == day])
         assert not failures, "\n".join(failures)
-    assert set(_day_state(warehouse, PREV)["views"]) == {"good-prev"}
+    assert set(_day_state(engine, PREV)["views"]) == {"good-prev"}
 
     # late data: a turn of a published day loaded afterwards is picked up by the rerun
     late = [c for c in CORPUS if c.warehouse == "late"]
     code, late_load, _ = _load_file(late, tmp_path / "late.jsonl", capsys)
     assert code == 0 and late_load["loaded"] == 1 and late_load["replaced"] == []
-    job.run_day(warehouse, dt.date.fromisoformat(NEXT), _settings())
-    failures = _expect_day(_day_state(warehouse, NEXT), [c for c in stored + late if c.day == NEXT])
+    job.run_day(engine, dt.date.fromisoformat(NEXT), _settings())
+    failures = _expect_day(_day_state(engine, NEXT), [c for c in stored + late if c.day == NEXT])
     assert not failures, "\n".join(failures)
 
 
-def test_one_load_with_the_same_turn_id_twice_keeps_the_later_and_says_so(warehouse):
-    report = W.load_turns_report(warehouse, [turn("twice", answer="First [S1]."), turn("other"),
+def test_one_load_with_the_same_turn_id_twice_keeps_the_later_and_says_so(engine):
+    report = W.load_turns_report(engine, [turn("twice", answer="First [S1]."), turn("other"),
                                              turn("twice", answer="Second [S2].")], batch_size=2)
     assert report.loaded == 2 and report.duplicates == ["twice"] and report.replaced == []
-    with warehouse.connect() as conn:
+    with engine.connect() as conn:
         kept = conn.execute(sa.select(T.source_turns.c.answer).where(T.source_turns.c.turn_id == "twice")).scalar()
     assert kept == "Second [S2]."
-    again = W.load_turns_report(warehouse, [turn("twice", answered_at=f"{NEXT}T01:00:00Z")])
+    again = W.load_turns_report(engine, [turn("twice", answered_at=f"{NEXT}T01:00:00Z")])
     assert again.loaded == 1 and again.duplicates == []
     assert [(r["turn_id"], r["previous_answered_at"][:10], r["answered_at"][:10]) for r in again.replaced] == [
         ("twice", DAY, NEXT)]
-    with warehouse.connect() as conn:
+    with engine.connect() as conn:
         rows = conn.execute(sa.select(T.source_turns.c.turn_id, T.source_turns.c.answer)).all()
         passages = conn.execute(sa.select(sa.func.count()).select_from(T.source_passages)).scalar_one()
     assert sorted(rows) == [("other", "The nightly hotel cap is 220 euros [S1]."), ("twice", "The nightly hotel cap "
@@ -233,14 +221,14 @@ def test_one_load_with_the_same_turn_id_twice_keeps_the_later_and_says_so(wareho
     assert passages == 6, "each turn keeps exactly its own context set"
 
 
-def test_unstorable_characters_are_replaced_not_fatal(warehouse):
+def test_unstorable_characters_are_replaced_not_fatal(engine):
     """NUL and lone surrogates cannot be written to PostgreSQL text; NaN not to its json type."""
     bad = turn("nul", answer="Cap\u0000 is 220 [S1].", attributes={"score": float("nan"), "\ud800k": "\udfff"},
                context=[{"label": "S1", "text": "a\u0000b", "source": "\ud83d"}])
     nat = native("nat-nul")
     nat["answer_blocks"][0]["text"] = nat["answer_blocks"][0]["text"].replace("hotel", "hot\u0000l")
-    assert W.load_turns(warehouse, [bad, nat]) == 2
-    with warehouse.connect() as conn:
+    assert W.load_turns(engine, [bad, nat]) == 2
+    with engine.connect() as conn:
         answer, attributes = conn.execute(sa.select(T.source_turns.c.answer, T.source_turns.c.attributes)
                                           .where(T.source_turns.c.turn_id == "nul")).one()
     assert answer == "Cap\ufffd is 220 [S1]." and attributes == {"score": "nan", "\ufffdk": "\ufffd"}
@@ -292,6 +280,6 @@ def test_the_answer_size_limit_is_configurable():
     with pytest.raises(TurnError, match=r"answer is 2,700 characters, over the limit of 1,000"):
         turn_from_dict(data, limited.max_answer_chars)
     assert turn_from_dict(data, 0).answer == data["answer"]
-    assert limited.hash != config_from_mapping({}).hash, "the limit changes results, so the config hash"
+    assert limited.rules_hash != config_from_mapping({}).rules_hash, "the limit changes results, so the config hash"
     with pytest.raises(ConfigError, match="non-negative integer"):
         config_from_mapping({"segmentation": {"max_answer_chars": -1}})

@@ -18,7 +18,7 @@ from citecheck.judges.llm import MemoryBatchStateStore
 from citecheck.model import JudgeItem, Passage
 from citecheck.ratio import Ratio
 from citecheck.sampling import sample_fraction
-from conftest import REPO, load_fixture, score_dicts
+from helpers import REPO, load_fixture, score_dicts
 
 KEY = "sk-test-cascade-0815"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -10,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import REPO, load_fixture, orbit_warehouse_turns
+from helpers import REPO, load_fixture, orbit_warehouse_turns
 
 HEAVY = ("torch", "sentence_transformers", "great_expectations", "anthropic", "transformers", "pandas")
 
@@ -67,6 +68,19 @@ def test_dag_properties():
     assert dag.get_task("extract").execution_timeout is not None
     assert {a.uri for a in dag.get_task("publish").outlets} == {"citecheck://warehouse/daily_metrics"}
     assert {"nli_share", "shards", "llm_sample_rate", "llm_budget_usd"} <= set(dag.params)
+
+
+def test_dag_wires_the_job_step_sequence_with_data_flow():
+    from airflow.dag_processing.dagbag import DagBag
+
+    from citecheck.job import STEP_NAMES
+
+    dag = DagBag(dag_folder=str(REPO / "dags")).dags["citation_metrics_daily"]
+    assert {t.task_id for t in dag.tasks} == set(STEP_NAMES)
+    for earlier, later in itertools.pairwise(STEP_NAMES):
+        assert earlier in dag.get_task(later).get_flat_relative_ids(upstream=True), f"{earlier} before {later}"
+    for name in STEP_NAMES[1:]:  # every task takes the day and run id that extract returned
+        assert "extract" in dag.get_task(name).upstream_task_ids, name
 
 
 def _run_dag(tmp_path, url: str, **env_overrides: str) -> subprocess.CompletedProcess[str]:

@@ -30,7 +30,7 @@ from faults import (
 from citecheck import job
 from citecheck import warehouse as W
 from citecheck.warehouse import tables as T
-from conftest import orbit_settings, orbit_warehouse_turns
+from helpers import orbit_settings, orbit_warehouse_turns
 
 DAY = dt.date(2026, 11, 30)
 TESTS = Path(__file__).resolve().parent
@@ -80,7 +80,7 @@ DROPS = {
 def test_a_dropped_connection_fails_one_step_and_its_retry_publishes_the_whole_day(pg_warehouse_url, monkeypatch,
                                                                                    case):
     step, pattern, nth, visible = DROPS[case]
-    monkeypatch.setattr(job, "STRUCTURAL_CHUNK", 2)  # several extract chunks: a drop between two of them
+    monkeypatch.setattr(job.steps, "STRUCTURAL_CHUNK", 2)  # several extract chunks: a drop between two of them
     engine, _old, old_rows = _warehouse_with_an_old_version(pg_warehouse_url)
     new = job.new_run_id(DAY)
     fault = DropConnection(step, pattern and f"(?s){pattern}", nth)
@@ -114,7 +114,7 @@ def test_a_publish_retried_after_its_cleanup_changes_nothing(request, tmp_path, 
     result = job.run_day(engine, DAY, orbit_settings())
     before = published_rows(engine, DAY, keep_run_id=True)
     retry = W.make_engine(url)
-    assert job.publish(retry, DAY, result["run_id"]) == result["publish"]
+    assert job.publish(job.DayRun(retry, DAY, result["run_id"], orbit_settings())) == result["publish"]
     assert published_rows(engine, DAY, keep_run_id=True) == before
     retry.dispose()
     engine.dispose()
@@ -166,7 +166,7 @@ def test_sigkill_mid_publish_keeps_the_previous_version_and_the_retry_publishes(
     assert published_rows(engine, DAY, keep_run_id=True) == old_rows
     assert run_status(engine, new) == "validated" and run_status(engine, old) == "published"
     retry = W.make_engine(url)
-    counts = job.publish(retry, DAY, new)
+    counts = job.publish(job.DayRun(retry, DAY, new, orbit_settings()))
     retry.dispose()
     assert counts == {name: sum(v.values()) for name, v in published_run_ids(engine, DAY).items()}
     _assert_one_clean_version(engine, new)

@@ -14,7 +14,7 @@ from citecheck.parsing import parse_answer
 from citecheck.structural import check_worthiness
 from citecheck.sufficiency import evidence_sufficiency
 from citecheck.turns import turn_from_dict
-from conftest import load_fixture, score_dicts
+from helpers import load_fixture, score_dicts
 
 ORBIT = load_fixture("orbit_labs.json")
 TOL = 5e-4

@@ -11,22 +11,10 @@ import sqlalchemy as sa
 from citecheck import job
 from citecheck import warehouse as W
 from citecheck.warehouse import tables as T
-from conftest import REPO, load_fixture, orbit_settings, orbit_warehouse_turns
+from helpers import REPO, load_fixture, orbit_settings, orbit_warehouse_turns
 
 DAY = dt.date(2026, 11, 30)
 ORBIT = load_fixture("orbit_labs.json")
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def engine(request, tmp_path):
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path}/warehouse.sqlite"
-    else:
-        url = request.getfixturevalue("pg_warehouse_url")
-    engine = W.make_engine(url)
-    W.init_warehouse(engine)
-    yield engine
-    engine.dispose()
 
 
 def _micro(engine, day=DAY):

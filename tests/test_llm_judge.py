@@ -22,7 +22,7 @@ from citecheck.judges.llm import (
     retry_after_s,
 )
 from citecheck.model import JudgeItem, Passage
-from conftest import load_fixture
+from helpers import load_fixture
 
 KEY = "sk-test-not-a-real-key-4711"
 JOINT = (
@@ -449,6 +449,18 @@ def test_no_key_skips_escalation(fake: FakeAnthropic, monkeypatch: pytest.Monkey
     assert not fake.requests
     assert all(r.unjudged_reason.endswith("skipped_no_api_key") for r in results[:5])
     assert judge.stats()["status"] == "skipped_no_api_key"
+
+
+def test_a_key_given_to_the_judge_is_used_without_the_environment(
+    fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    judge = judge_from_spec(spec(), api_key="sk-given-" + KEY)
+    judge.judge(orbit_items())
+    assert fake.message_requests() and judge.stats()["status"] == "ok"
+    sent = {r["headers"].get("x-api-key") or r["headers"].get("authorization", "").removeprefix("Bearer ")
+            for r in fake.message_requests()}
+    assert sent == {"sk-given-" + KEY}
 
 
 def test_logs_carry_no_text_and_no_key(fake: FakeAnthropic, caplog: pytest.LogCaptureFixture) -> None:

@@ -17,7 +17,7 @@ from citecheck import job
 from citecheck import warehouse as W
 from citecheck.naming import InvalidName, WarehouseNames, warehouse_names
 from citecheck.warehouse import tables as T
-from conftest import REPO, orbit_settings, orbit_warehouse_turns
+from helpers import REPO, orbit_settings, orbit_warehouse_turns
 
 DAY = dt.date(2026, 11, 30)
 INJECTIONS = [

@@ -5,28 +5,16 @@ judgments joined per chunk in aggregate, all giving the same results as one big 
 from __future__ import annotations
 
 import datetime as dt
-import tomllib
 
 import pytest
 import sqlalchemy as sa
 
-from citecheck import job, sample
+from citecheck import demo, job
 from citecheck import warehouse as W
-from citecheck.config import config_from_mapping
 from citecheck.structural import ConversationHistory
 from citecheck.warehouse import tables as T
 
 DAY = dt.date(2026, 11, 30)
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def engine(request, tmp_path):
-    url = f"sqlite:///{tmp_path}/wh.sqlite" if request.param == "sqlite" else request.getfixturevalue(
-        "pg_warehouse_url")
-    engine = W.make_engine(url)
-    W.init_warehouse(engine)
-    yield engine
-    engine.dispose()
 
 
 def _turn(turn_id: str, conversation: str, index: int, at: str, labels: list[str], answer: str) -> dict:
@@ -66,8 +54,8 @@ class _WatchedHistory(ConversationHistory):
 
 @pytest.mark.parametrize("chunk", [1, 2, 3, 1000])
 def test_stale_labels_across_midnight_and_chunk_boundaries(engine, monkeypatch, chunk):
-    monkeypatch.setattr(job, "STRUCTURAL_CHUNK", chunk)
-    monkeypatch.setattr(job, "ConversationHistory", _WatchedHistory)
+    monkeypatch.setattr(job.steps, "STRUCTURAL_CHUNK", chunk)
+    monkeypatch.setattr(job.steps, "ConversationHistory", _WatchedHistory)
     _WatchedHistory.most = 0
     W.load_turns(engine, TURNS)
     settings = job.JobSettings(judge_spec={"kind": "recorded", "judgments": []}, nli_share=0.0)
@@ -93,9 +81,8 @@ def test_history_forgets_a_finished_conversation():
     assert not history.is_stale("a", 2, "S1") and history.is_stale("b", 2, "S2")
 
 
-def _sample_settings(sample_data: sample.Sample, share: float) -> job.JobSettings:
-    config = config_from_mapping(tomllib.loads(sample.config_toml()))
-    return job.JobSettings(judge_spec=sample.judge_spec(sample_data), config=config, nli_share=share)
+def _sample_settings(sample_data: demo.Sample, share: float) -> job.JobSettings:
+    return job.JobSettings(judge_spec=demo.judge_spec(sample_data), config=demo.sample_config(), nli_share=share)
 
 
 def _published(engine, day):
@@ -112,18 +99,18 @@ def _published(engine, day):
 
 def test_chunked_aggregate_gives_the_same_rows_as_one_chunk_on_the_sample_day(engine, monkeypatch):
     start = dt.date(2026, 11, 23)
-    data = sample.generate(start, 2, 250, seed=3)
+    data = demo.generate(start, 2, 250, seed=3)
     day = start + dt.timedelta(days=1)
     broken = [dict(t, turn_id=f"broken-{i}", answer=None) for i, t in enumerate(data.turns)
               if t["answered_at"].startswith(day.isoformat())][:3]
     W.load_turns(engine, data.turns + broken)
     settings = _sample_settings(data, 0.6)
-    monkeypatch.setattr(job, "CHUNK", 100_000)
-    monkeypatch.setattr(job, "STRUCTURAL_CHUNK", 100_000)
+    monkeypatch.setattr(job.steps, "CHUNK", 100_000)
+    monkeypatch.setattr(job.steps, "STRUCTURAL_CHUNK", 100_000)
     whole = job.run_day(engine, day, settings)
     one_chunk = _published(engine, day)
-    monkeypatch.setattr(job, "CHUNK", 7)
-    monkeypatch.setattr(job, "STRUCTURAL_CHUNK", 5)
+    monkeypatch.setattr(job.steps, "CHUNK", 7)
+    monkeypatch.setattr(job.steps, "STRUCTURAL_CHUNK", 5)
     chunked = job.run_day(engine, day, settings)
     assert _published(engine, day) == one_chunk
     assert chunked["aggregate"] == whole["aggregate"] and whole["aggregate"]["judged_sentences"] > 100

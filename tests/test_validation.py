@@ -11,7 +11,7 @@ import pytest
 from citecheck.config import config_from_mapping
 from citecheck.metrics import RATE_METRICS
 from citecheck.validation import RULES, validate_day
-from conftest import load_fixture, score_dicts
+from helpers import load_fixture, score_dicts
 
 ORBIT = load_fixture("orbit_labs.json")
 

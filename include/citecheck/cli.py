@@ -1,7 +1,8 @@
 """Command line: `python -m citecheck COMMAND …`.
 
-Exit codes: 0 success; 1 the run finished but some input lines were skipped (see `skipped`);
-2 bad usage, configuration or judge file (nothing was scored).
+Exit codes (named below): 0 success; 1 the run finished but some input lines were skipped
+(see `skipped`); 2 bad usage, configuration or judge file (nothing was scored); 3 a day failed
+validation (nothing of it was published).
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-EXIT_OK, EXIT_SKIPPED, EXIT_USAGE = 0, 1, 2
+EXIT_OK = 0
+EXIT_SKIPPED = 1  # finished, but some input lines or turns were skipped
+EXIT_USAGE = 2  # bad usage, configuration or judge file: nothing was done
+EXIT_VALIDATION_FAILED = 3  # a day's output broke an expectation: nothing of it was published
 
 
 def _read_turns(path: str, max_answer_chars: int) -> tuple[list[Any], list[Any]]:
@@ -49,11 +53,10 @@ def _summary(payload: dict[str, Any]) -> Iterator[str]:
     run = payload["run"]
     yield (f"turns read {run['turns_read']}, scored {run['turns_scored']}, skipped {run['turns_skipped']}"
            f" · judge {run['judge']} {run['judge_version'] or ''} · config {run['config_hash']}")
-    headline = ("attachment_rate", "citation_recall", "citation_precision", "citation_f1", "support_rate_of_cited",
-                "faithfulness", "unknown_label_rate", "miscited_rate", "uncited_supported_rate", "unsupported_rate",
-                "refusal_rate", "unjudged_rate")
+    from citecheck.metrics import HEADLINE_METRICS
+
     yield f"{'metric':<26}{'micro':>10}{'macro':>10}"
-    for name in headline:
+    for name in HEADLINE_METRICS:
         row = [payload["metrics"][avg].get(name) for avg in ("micro", "macro")]
         yield f"{name:<26}" + "".join(f"{'null':>10}" if v is None else f"{v:>10.3f}" for v in row)
     for skip in payload["skipped"][:10]:
@@ -84,15 +87,22 @@ def cmd_score(args: argparse.Namespace, *, judged: bool = True) -> int:
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from citecheck.calibration import calibration_report
 
-    data = json.loads(Path(args.labels).read_text(encoding="utf-8"))
-    rows = data["rows"] if isinstance(data, dict) else data
+    if args.labels:
+        data = json.loads(Path(args.labels).read_text(encoding="utf-8"))
+        rows = data["rows"] if isinstance(data, dict) else data
+    elif args.from_ and args.to:  # the human labels of the review loop, from the warehouse
+        from citecheck.review.report import NoSample, calibration_rows
+
+        try:
+            rows = calibration_rows(_engine(), args.from_, args.to)
+        except (NoSample, ValueError) as exc:
+            sys.stderr.write(f"citecheck: error: {exc}\n")
+            return EXIT_USAGE
+    else:
+        sys.stderr.write("citecheck: error: calibrate needs --labels FILE, or --from and --to (review labels)\n")
+        return EXIT_USAGE
     _write(calibration_report(rows, slice_keys=args.slice or ()), args.out)
     return EXIT_OK
-
-
-def _sample_config_toml(refusals: Sequence[str]) -> str:
-    quoted = ", ".join(json.dumps(r) for r in refusals)
-    return f"# Configuration for the bundled sample data.\n[check_worthiness]\nrefusals = [{quoted}]\n"
 
 
 def _loadable_malformed(data: Any) -> list[dict[str, Any]]:
@@ -116,14 +126,11 @@ def _loadable_malformed(data: Any) -> list[dict[str, Any]]:
 def cmd_sample(args: argparse.Namespace) -> int:
     import datetime as dt
 
-    from citecheck import sample
+    from citecheck import demo
 
-    data = sample.generate(dt.date.fromisoformat(args.start), args.days, args.turns_per_day, seed=args.seed)
+    data = demo.generate(dt.date.fromisoformat(args.start), args.days, args.turns_per_day, seed=args.seed)
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    sample.write_turns_jsonl(data, out / "turns.jsonl")
-    sample.write_judge(data, out / "judge.json")
-    (out / "config.toml").write_text(_sample_config_toml(sample.REFUSAL_SENTENCES), encoding="utf-8")
+    demo.write_sample(data, out)
     print(f"wrote {len(data.turns)} turns (+{len(data.malformed_lines)} malformed lines) to {out}")
     return EXIT_OK
 
@@ -161,14 +168,14 @@ def _safe_url(url: str) -> str:
 
 
 def cmd_load_sample(args: argparse.Namespace) -> int:
-    from citecheck import sample
+    from citecheck import demo
     from citecheck.warehouse import load_turns
 
     engine = _engine()
-    data = sample.generate(args.start, args.days, args.turns_per_day, seed=args.seed)
+    data = demo.generate(args.start, args.days, args.turns_per_day, seed=args.seed)
     n = load_turns(engine, data.turns + _loadable_malformed(data))
     if args.write_judge:
-        sample.write_judge(data, Path(args.write_judge))
+        demo.write_judge(data, Path(args.write_judge))
     print(f"loaded {n} sample turns for {args.days} day(s) from {args.start}")
     return EXIT_OK
 
@@ -217,14 +224,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     engine = _engine()
     settings = _job_settings(args)
-    if not args.force and published_config_hash(engine, args.day) == settings.config_hash:
-        print(f"{args.day}: already published with config {settings.config_hash} (use --force to rerun)")
+    if not args.force and published_config_hash(engine, args.day) == settings.run_config_hash:
+        print(f"{args.day}: already published with config {settings.run_config_hash} (use --force to rerun)")
         return EXIT_OK
     try:
         result = run_day(engine, args.day, settings)
     except ValidationFailed as exc:
         sys.stderr.write(f"{exc}\n")
-        return 3
+        return EXIT_VALIDATION_FAILED
     s = result["structural"]
     print(f"{args.day}: run {result['run_id']} published · turns read {s['turns_read']}, scored {s['turns_scored']},"
           f" skipped {s['turns_skipped']}, judged {s.get('turns_selected', 0)}")
@@ -236,28 +243,19 @@ def cmd_backfill(args: argparse.Namespace) -> int:
 
     from tqdm import tqdm
 
-    from citecheck.job import ValidationFailed, published_config_hash, run_day
+    from citecheck.job import backfill
 
-    engine = _engine()
-    settings = _job_settings(args)
     days = [args.from_ + dt.timedelta(days=i) for i in range((args.to - args.from_).days + 1)]
-    failed, skipped = [], []
-    for day in tqdm(days, desc="backfill", unit="day", disable=not sys.stderr.isatty()):
-        if not args.force and published_config_hash(engine, day) == settings.config_hash:
-            skipped.append(day.isoformat())
-            continue
-        try:
-            run_day(engine, day, settings)
-        except ValidationFailed as exc:
-            failed.append(day.isoformat())
-            sys.stderr.write(f"{exc}\n")
-    print(f"backfill {args.from_}..{args.to}: {len(days) - len(failed) - len(skipped)} published, "
-          f"{len(skipped)} already up to date, {len(failed)} failed validation")
-    return 3 if failed else EXIT_OK
+    progress = tqdm(days, desc="backfill", unit="day", disable=not sys.stderr.isatty())
+    report = backfill(_engine(), progress, _job_settings(args), force=args.force,
+                      on_failure=lambda _day, exc: sys.stderr.write(f"{exc}\n"))
+    print(f"backfill {args.from_}..{args.to}: {len(report.published)} published, "
+          f"{len(report.up_to_date)} already up to date, {len(report.failed_validation)} failed validation")
+    return EXIT_VALIDATION_FAILED if report.failed_validation else EXIT_OK
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
-    from citecheck.job import day_metrics
+    from citecheck.warehouse import day_metrics
 
     rows = day_metrics(_engine(), args.day)
     if args.json:
@@ -267,6 +265,40 @@ def cmd_metrics(args: argparse.Namespace) -> int:
         if row["slice_name"] == "all" and row["averaging"] == "micro":
             value = "null" if row["value"] is None else f"{row['value']:.3f}"
             print(f"{row['metric']:<34}{value:>8}  ({row['numerator']:g}/{row['denominator']:g})")
+    return EXIT_OK
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    """`review export|import|report|publish`: the human review loop (`citecheck.review.report`)."""
+    from citecheck.review import report as R
+
+    try:
+        return _review(R, _engine(), args)
+    except (R.NoSample, ValueError) as exc:  # a bad period, size or file: nothing was stored
+        sys.stderr.write(f"citecheck: error: {exc}\n")
+        return EXIT_USAGE
+
+
+def _review(R: Any, engine: Any, args: argparse.Namespace) -> int:
+    if args.review_command == "export":
+        out = R.export_sample(engine, args.from_, args.to, args.size, args.out, args.format, args.salt)
+        _write(out, None)
+        return EXIT_OK
+    if args.review_command == "import":
+        result = R.import_labels(engine, args.file, args.reviewer, args.format)
+        _write({"loaded": len(result.rows), **result.as_dict()}, None)
+        for error in result.errors[:20]:
+            sys.stderr.write(f"line {error['line']}: {error['reason']}\n")
+        return EXIT_SKIPPED if result.errors else EXIT_OK
+    options = {"confidence": args.confidence, "false_pass_target": args.false_pass_target}
+    if args.review_command == "publish":
+        _write(R.publish(engine, args.from_, args.to, **options), None)
+        return EXIT_OK
+    report = R.build_report(engine, args.from_, args.to, **options)
+    if args.json:
+        _write(report, None)
+    else:
+        sys.stdout.write("\n".join(R.text_lines(report)) + "\n")
     return EXIT_OK
 
 
@@ -335,7 +367,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=lambda a: cmd_score(a, judged=False))
 
     p = sub.add_parser("calibrate", help="judge calibration report against human labels (SPEC §6)")
-    p.add_argument("--labels", required=True, help="JSON: rows with 'human' and 'judge' booleans")
+    p.add_argument("--labels", help="JSON: rows with 'human' and 'judge' booleans")
+    p.add_argument("--from", dest="from_", type=_day, help="or: the review labels of this period (with --to)")
+    p.add_argument("--to", type=_day)
     p.add_argument("--slice", action="append", help="row key to slice by (repeatable)")
     p.add_argument("--out")
     p.set_defaults(func=cmd_calibrate)
@@ -378,6 +412,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--day", type=_day, required=True)
     p.add_argument("--json", action="store_true", help="JSON list of rows")
     p.set_defaults(func=cmd_metrics)
+
+    p = sub.add_parser("review", help="human review: export a blind sample, import labels, report judge quality")
+    review = p.add_subparsers(dest="review_command", required=True)
+    for name, text in (("export", "draw the period's stratified sample and write the blind file"),
+                       ("import", "load a reviewer's labels (bad rows reported with line and reason)"),
+                       ("report", "judge quality and calibrated metrics of the period"),
+                       ("publish", "store the period's judge_quality and calibrated_metrics (idempotent)")):
+        r = review.add_parser(name, help=text)
+        if name == "import":
+            r.add_argument("--file", required=True)
+            r.add_argument("--reviewer", required=True)
+            r.add_argument("--format", choices=["csv", "jsonl"], help="default: from the file name")
+            continue
+        r.add_argument("--from", dest="from_", type=_day, required=True)
+        r.add_argument("--to", type=_day, required=True)
+        if name == "export":
+            r.add_argument("--size", type=int, required=True)
+            r.add_argument("--format", choices=["csv", "jsonl"], default="csv")
+            r.add_argument("--out", required=True)
+            r.add_argument("--salt", default="citecheck-review-v1", help="sampling salt")
+        else:
+            r.add_argument("--confidence", type=float, default=0.95)
+            r.add_argument("--false-pass-target", type=float, default=0.10,
+                           help="NLI false-pass rate the threshold sweep looks for")
+            r.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_review)
 
     p = sub.add_parser("grant-bi", help="grant the read-only BI role SELECT on the published tables (PostgreSQL)")
     p.add_argument("--create-role", action="store_true", help="create the role (NOLOGIN) if it is missing")

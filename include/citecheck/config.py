@@ -39,6 +39,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from citecheck.turns import DEFAULT_MAX_ANSWER_CHARS
+
 DEFAULT_MARKER_PATTERN = r"\[(?P<labels>[A-Za-z]{0,3}\d+(?:\s*[,;]\s*[A-Za-z]{0,3}\d+)*)\]"
 DEFAULT_LABEL_SEPARATOR = r"\s*[,;]\s*"
 
@@ -89,7 +91,7 @@ class Config:
     non_claim_patterns: tuple[str, ...] = DEFAULT_NON_CLAIM_PATTERNS
     questions_are_non_claims: bool = True
     abbreviations: tuple[str, ...] = DEFAULT_ABBREVIATIONS
-    max_answer_chars: int = 1_000_000  # ~250k tokens: one such turn would dominate a day's judging
+    max_answer_chars: int = DEFAULT_MAX_ANSWER_CHARS  # one such turn would dominate a day's judging
     slice_attributes: tuple[str, ...] = ()
     slice_numbers: bool = True
     slice_multi_citation: bool = True
@@ -119,8 +121,9 @@ class Config:
         return data
 
     @cached_property
-    def hash(self) -> str:
-        """A short stable hash of every rule: stored with each output row."""
+    def rules_hash(self) -> str:
+        """A short stable hash of the scoring rules (markers, check-worthiness, segmentation,
+        slices, day); the run's `JobSettings.run_config_hash` includes it."""
         blob = json.dumps(self.as_dict(), sort_keys=True, default=list).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
 

@@ -74,6 +74,18 @@ RATE_METRICS = tuple(m for m, (_, _, scale) in METRICS.items() if scale == 1.0) 
 JUDGED_METRICS = frozenset(m for m, (_, den, _) in METRICS.items() if den.startswith(("judged", "selected"))
                            or den.startswith("agreement")) | frozenset(DERIVED)
 TURN_LEVEL_METRICS = frozenset({"refusal_rate", "unknown_labels_per_1000_answers", "cited_char_share"})
+# What the CLI summary, `bin/run_dag.py` and the `daily_metrics_wide` view show, in this order.
+HEADLINE_METRICS = (
+    "attachment_rate", "citation_recall", "citation_precision", "citation_f1", "support_rate_of_cited",
+    "faithfulness", "unknown_label_rate", "miscited_rate", "uncited_supported_rate", "unsupported_rate",
+    "refusal_rate", "unjudged_rate",
+)
+# SPEC §5 invariant: citation_recall is at most each of these, per slice and averaging.
+RECALL_UPPER_BOUNDS = ("judged_attachment_rate", "faithfulness")
+# Two different thresholds on purpose: the `multi_citation` slice holds sentences with two or
+# more citations; `multi_citation_share` counts sentences with three or more (a padding signal).
+MULTI_CITATION_SLICE_MIN = 2
+PADDING_MIN_CITATIONS = 3
 
 _NUMBER = re.compile(r"\d")
 
@@ -137,7 +149,7 @@ def _counts(scored: ScoredTurn, verdicts: Sequence[SentenceVerdict], *, whole: b
         is_attached = any(lab not in unknown for lab in labels) if unknown else n_labels > 0
         worthy += 1
         attached += is_attached
-        multi += is_attached and n_labels >= 3
+        multi += is_attached and n_labels >= PADDING_MIN_CITATIONS
         if not selected:
             continue
         selected_n += 1
@@ -221,8 +233,13 @@ def ratios(counts: Mapping[str, float]) -> dict[str, Ratio]:
     return out
 
 
+def f1_value(recall: float, precision: float) -> float:
+    """THE F1 rule: the harmonic mean 2PR / (P + R), 0 when both are 0."""
+    return 0.0 if recall + precision == 0 else 2 * precision * recall / (precision + recall)
+
+
 def f1(recall: Ratio, precision: Ratio) -> Ratio:
-    """Harmonic mean as a Ratio 2PR / (P + R); 0 when both are 0, null when either is null."""
+    """`f1_value` as a Ratio (2PR over P + R); null when either is null."""
     r, p = recall.value, precision.value
     if r is None or p is None:
         return Ratio(0, 0)
@@ -253,8 +270,7 @@ def _macro_values(counts: Mapping[str, float]) -> list[tuple[str, float]]:
             elif name == "citation_precision":
                 precision = value
     if recall is not None and precision is not None:
-        out.append(("citation_f1", 0 / 1 if recall + precision == 0 else 2 * precision * recall
-                    / (precision + recall)))
+        out.append(("citation_f1", f1_value(recall, precision)))
     return out
 
 
@@ -336,7 +352,7 @@ class MetricAccumulator:
         if self.config.slice_numbers:
             slices.append(("has_number", lambda v: bool(_NUMBER.search(v.sentence.text))))
         if self.config.slice_multi_citation:
-            slices.append(("multi_citation", lambda v: len(v.sentence.labels) >= 2))
+            slices.append(("multi_citation", lambda v: len(v.sentence.labels) >= MULTI_CITATION_SLICE_MIN))
         return slices
 
     def counts(self, slice_name: str = "all", slice_value: str = "all") -> Counter[str]:
@@ -386,7 +402,7 @@ def invariant_violations(rows: Iterable[Mapping[str, Any]]) -> list[str]:
         recall = m.get("citation_recall")
         if recall is None:
             continue
-        for bound in ("judged_attachment_rate", "faithfulness"):
+        for bound in RECALL_UPPER_BOUNDS:
             b = m.get(bound)
             if b is not None and recall > b + 1e-9:
                 problems.append(f"citation_recall {recall} > {bound} {b} for {key}")

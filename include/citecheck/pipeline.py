@@ -1,10 +1,13 @@
-"""The scoring pipeline shared by the CLI and the daily job:
-structure (100% of turns) → judge (selected turns, in batches) → verdicts → metrics.
+"""The scoring path shared by the CLI and the daily job, as pure per-chunk functions:
+structure (100% of turns) → judge (selected turns, in batches) → verdicts → records and metrics.
+
+The CLI runs them over a file in one process (`score`); the job runs the same functions per
+chunk and stages what they return in the warehouse between steps (`citecheck.job.steps`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,25 +52,29 @@ def judge_items(structured: StructuredTurn) -> list[JudgeItem]:
     ]
 
 
+def judge_turns(batch: Sequence[StructuredTurn], judge: Judge) -> dict[tuple[str, int], Judgment]:
+    """One judge call for every check-worthy sentence of the turns: judgments keyed (turn, sentence)."""
+    items = [item for st in batch for item in judge_items(st)]
+    if not items:
+        return {}
+    results = judge.judge(items)
+    if len(results) != len(items):
+        raise RuntimeError(f"judge {judge.name} returned {len(results)} judgments for {len(items)} items")
+    return {item.key: j for item, j in zip(items, results, strict=True)}
+
+
+def decide_turn(st: StructuredTurn, judgments: Mapping[tuple[str, int], Judgment], *, selected: bool) -> ScoredTurn:
+    """Every sentence's verdict from its judgment (none for turns outside the judged share)."""
+    verdicts = tuple(decide(s, judgments.get((st.turn_id, s.index)), selected=selected) for s in st.sentences)
+    return ScoredTurn(st, verdicts, selected=selected)
+
+
 def judge_batch(batch: Sequence[StructuredTurn], judge: Judge | None,
                 selected: Callable[[StructuredTurn], bool] | None = None) -> list[ScoredTurn]:
     """Judge the selected turns of a batch in one judge call and decide every verdict."""
-    chosen = [selected is None or selected(st) for st in batch]
-    items = [item for st, ok in zip(batch, chosen, strict=True) if ok for item in judge_items(st)]
-    judgments: dict[tuple[str, int], Judgment] = {}
-    if items and judge is not None:
-        results = judge.judge(items)
-        if len(results) != len(items):
-            raise RuntimeError(f"judge {judge.name} returned {len(results)} judgments for {len(items)} items")
-        judgments = {item.key: j for item, j in zip(items, results, strict=True)}
-    out = []
-    for st, ok in zip(batch, chosen, strict=True):
-        verdicts = tuple(
-            decide(s, judgments.get((st.turn_id, s.index)), selected=ok and judge is not None)
-            for s in st.sentences
-        )
-        out.append(ScoredTurn(st, verdicts, selected=ok and judge is not None))
-    return out
+    chosen = [judge is not None and (selected is None or selected(st)) for st in batch]
+    judgments = judge_turns([st for st, ok in zip(batch, chosen, strict=True) if ok], judge) if judge else {}
+    return [decide_turn(st, judgments, selected=ok) for st, ok in zip(batch, chosen, strict=True)]
 
 
 def score_structured(structured: Iterable[StructuredTurn], judge: Judge | None,
@@ -107,7 +114,7 @@ class ScoreReport:
             "invariant_violations": invariant_violations(rows),
             "skipped": [s.as_dict() for s in self.skipped],
             "run": {
-                "config_hash": self.config.hash,
+                "config_hash": self.config.rules_hash,
                 "judge": self.judge_name,
                 "judge_version": self.judge_version,
                 "turns_read": len(self.scored) + len(self.skipped),
@@ -140,33 +147,62 @@ def score(turns: Iterable[Turn], judge: Judge | None, config: Config,
     return report
 
 
-def sentence_json(v: SentenceVerdict, *, judged: bool = True) -> dict[str, Any]:
-    s = v.sentence
-    out: dict[str, Any] = {
+STRUCTURAL_FIELDS = ("index", "text", "labels", "unknown_labels", "stale_labels", "check_worthy",
+                     "non_claim_reason", "attached")
+VERDICT_FIELDS = ("verdict", "supported_elsewhere_by", "judge", "judge_version", "score", "contradiction",
+                  "unjudged_reason")
+
+
+def sentence_record(v: SentenceVerdict) -> dict[str, Any]:
+    """A sentence verdict as flat fields: the one derivation the CLI's JSON and the warehouse's
+    `sentence_verdicts` rows are both made from (STRUCTURAL_FIELDS + VERDICT_FIELDS + `llm` +
+    `first_stage`, the cascade's first-stage outcome the review loop measures)."""
+    s, j = v.sentence, v.judgment
+    return {
         "index": s.index,
         "text": s.text,
         "labels": list(s.labels),
         "unknown_labels": list(s.unknown_labels),
         "stale_labels": list(s.stale_labels),
-        "duplicate_labels": list(s.duplicate_labels),
         "check_worthy": s.check_worthy,
         "non_claim_reason": s.non_claim_reason,
         "attached": s.attached,
-        "markers_after_stop": s.markers_after_stop,
-    }
-    if not judged:
-        return out
-    j = v.judgment
-    out.update({
         "verdict": v.verdict,
         "supported_elsewhere_by": "+".join(v.supported_elsewhere_by) or None,
-        "credited": v.credited,
         "judge": j.judge if j else None,
         "judge_version": j.judge_version if j else None,
         "score": j.score if j else None,
         "contradiction": j.contradiction if j else None,
         "unjudged_reason": j.unjudged_reason if j else None,
-    })
+        "llm": j.detail.get("llm") if j else None,
+        "first_stage": j.detail.get("first_stage") if j else None,
+    }
+
+
+def citation_records(v: SentenceVerdict) -> list[dict[str, Any]]:
+    """One record per citation marker of the sentence: its label, status (resolved / stale /
+    unknown), the judge's alone / rest answers and whether it is credited."""
+    s, j = v.sentence, v.judgment
+    stale, unknown = set(s.stale_labels), set(s.unknown_labels)
+    return [{
+        "label": label,
+        "status": "stale" if label in stale else "unknown" if label in unknown else "resolved",
+        "check_worthy": s.check_worthy,
+        "alone": j.alone.get(label) if j else None,
+        "rest": j.rest.get(label) if j else None,
+        "credited": v.credited.get(label, False),
+    } for label in s.labels]
+
+
+def sentence_json(v: SentenceVerdict, *, judged: bool = True) -> dict[str, Any]:
+    """The CLI's JSON of one sentence (`sentence_record` plus credit and the judge's detail)."""
+    s, j = v.sentence, v.judgment
+    record = sentence_record(v)
+    out = {key: record[key] for key in STRUCTURAL_FIELDS}
+    out.update(duplicate_labels=list(s.duplicate_labels), markers_after_stop=s.markers_after_stop)
+    if not judged:
+        return out
+    out.update({key: record[key] for key in VERDICT_FIELDS}, credited=v.credited)
     if j is not None:
         out["alone"] = j.alone
         out["rest"] = j.rest

@@ -6,6 +6,9 @@ warehouse's staging tables in these JSON shapes.
 
 from __future__ import annotations
 
+import datetime as dt
+import math
+from collections.abc import Mapping
 from dataclasses import asdict, fields
 from typing import Any
 
@@ -57,3 +60,21 @@ def judgment_to_dict(j: Judgment) -> dict[str, Any]:
 
 def judgment_from_dict(data: dict[str, Any]) -> Judgment:
     return Judgment(**{k: tuple(v) if k == "elsewhere" else v for k, v in data.items()})
+
+
+def jsonable(value: Any) -> Any:
+    """A value as plain JSON types, for JSON columns, XCom and reports: numpy scalars become
+    Python ones, NaN becomes null, dates ISO text, tuples lists, anything else its text."""
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, str | bytes):
+        value = value.item()
+    if isinstance(value, float):
+        return None if math.isnan(value) else value
+    if isinstance(value, dt.date | dt.datetime):
+        return value.isoformat()
+    if value is None or isinstance(value, str | int | bool):
+        return value
+    return str(value)

@@ -43,6 +43,13 @@ class ConversationHistory:
         """Drop a finished conversation; its later turns (if any came) would see no stale labels."""
         self._first_seen.pop(conversation_id, None)
 
+    def keep_only(self, conversation_id: str | None) -> None:
+        """Forget every conversation but this one (the job, streaming a day in conversation
+        order, keeps only the conversation that may go on in the next chunk)."""
+        for other in self.conversation_ids():
+            if other != conversation_id:
+                self.forget(other)
+
     def record(self, conversation_id: str, turn_index: int, labels: set[str] | list[str] | tuple[str, ...]) -> None:
         seen = self._first_seen.setdefault(conversation_id, {})
         for label in labels:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -283,6 +283,20 @@ def turn_from_dict(data: Any, max_answer_chars: int = DEFAULT_MAX_ANSWER_CHARS) 
         native_citations=spans,
         pointer_problems=problems,
     )
+
+
+def turns_from_dicts(rows: Iterable[Any], max_answer_chars: int = DEFAULT_MAX_ANSWER_CHARS
+                     ) -> tuple[list[Turn], list[Skipped]]:
+    """Validate turn dicts (a chunk of the warehouse's day): the turns, and the rows skipped with
+    their reasons. One malformed row never sinks the others."""
+    turns: list[Turn] = []
+    skipped: list[Skipped] = []
+    for data in rows:
+        try:
+            turns.append(turn_from_dict(data, max_answer_chars))
+        except TurnError as exc:
+            skipped.append(Skipped(None, data.get("turn_id") if isinstance(data, Mapping) else None, str(exc)))
+    return turns, skipped
 
 
 def read_jsonl(path: str, max_answer_chars: int = DEFAULT_MAX_ANSWER_CHARS

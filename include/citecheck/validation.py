@@ -23,10 +23,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from citecheck.metrics import RATE_METRICS
+from citecheck.metrics import RATE_METRICS, RECALL_UPPER_BOUNDS
+from citecheck.serialize import jsonable
 
 RECALL = "citation_recall"
-RECALL_BOUNDS = ("judged_attachment_rate", "faithfulness")
+RECALL_BOUNDS = RECALL_UPPER_BOUNDS
 METRIC_KEYS = ("slice_name", "slice_value", "metric", "averaging")
 PAIR_KEYS = ("slice_name", "slice_value", "averaging")
 ROW_COLUMNS = (*METRIC_KEYS, "numerator", "denominator", "value", "answers", "sentences")
@@ -124,7 +125,7 @@ def validate_day(rows: Sequence[Mapping[str, Any]], run_counts: Mapping[str, Any
         "metric_rows": len(frames["metric_rows"]),
         "pair_rows": len(frames["metric_pairs"]),
         "counts": {k: int(v) if isinstance(v, float) and v.is_integer() and k != "unjudged_share" else v
-                   for k, v in _jsonable(frames["run_counts"].iloc[0].to_dict()).items()},
+                   for k, v in jsonable(frames["run_counts"].iloc[0].to_dict()).items()},
         "expectations": expectations,
         "seconds": round(time.perf_counter() - started, 3),
     }
@@ -260,8 +261,8 @@ def _entry(res: Any, frame: Any) -> dict[str, Any]:
         "expectation": config.type,
         "target": target,
         "success": bool(res.success),
-        "element_count": _jsonable(result.get("element_count")),
-        "unexpected_count": _jsonable(result.get("unexpected_count", 0)),
+        "element_count": jsonable(result.get("element_count")),
+        "unexpected_count": jsonable(result.get("unexpected_count", 0)),
         "examples": [_describe(frame, i, kwargs) for i in index[:MAX_EXAMPLES]],
     }
     info = res.exception_info or {}
@@ -328,23 +329,6 @@ def _fmt(value: Any) -> str:
         return "null"
     if isinstance(value, float):
         return f"{value:.6g}"
-    return str(value)
-
-
-def _jsonable(value: Any) -> Any:
-    """Numpy scalars, NaN and dates → plain JSON values (NaN becomes null)."""
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, str | bytes):
-        value = value.item()
-    if isinstance(value, float):
-        return None if math.isnan(value) else value
-    if isinstance(value, dt.date | dt.datetime):
-        return value.isoformat()
-    if value is None or isinstance(value, str | int | bool):
-        return value
     return str(value)
 
 

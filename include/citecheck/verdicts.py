@@ -9,13 +9,15 @@ judged share); LLM-judged sentences may carry
 Credit follows ALCE: a citation is credited when its sentence is supported and it is not
 irrelevant, irrelevant meaning it cannot support the sentence alone AND the remaining citations
 still support it without it. A judge may supply its own credit (the LLM judge uses Liu et al.'s
-full/partial rule). Unknown labels are never credited.
+full/partial rule). Unknown labels are never credited. Both rules live in `judges.derive`, next
+to the derivation of the judgment they read.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from citecheck.judges.derive import alce_credited
 from citecheck.model import Judgment, Sentence
 
 SUPPORTED = "supported"
@@ -76,6 +78,5 @@ def _credit(sentence: Sentence, verdict: str, judgment: Judgment) -> dict[str, b
         elif judgment.credit is not None:
             credited[label] = bool(judgment.credit.get(label, False))
         else:
-            irrelevant = not judgment.alone.get(label, False) and judgment.rest.get(label, False)
-            credited[label] = verdict == SUPPORTED and not irrelevant
+            credited[label] = alce_credited(judgment, label, supported=verdict == SUPPORTED)
     return credited

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from conftest import load_fixture
+from helpers import load_fixture
 
 DAY, PREV, NEXT = "2026-11-30", "2026-11-29", "2026-12-01"
 AT = f"{DAY}T12:00:00Z"

@@ -92,7 +92,13 @@ class CascadeJudge:
         }
         if assessment is None or assessment.status != "ok":
             return dataclasses.replace(first, detail=detail)
-        return llm_decided(item, first, assessment, model=self.llm.version, detail=detail)
+        return llm_judge.judgment_of(
+            assessment,
+            judge=self.llm.name,
+            version=self.llm.version,
+            elsewhere=first_stage_elsewhere(item, first, assessment),
+            detail=detail,
+        )
 
     def stats(self) -> dict[str, Any]:
         return {
@@ -103,31 +109,13 @@ class CascadeJudge:
         }
 
 
-def llm_decided(
-    item: JudgeItem, first: Judgment, assessment: llm_judge.Assessment, *, model: str, detail: dict[str, Any]
-) -> Judgment:
-    """The Judgment of a verified LLM verdict; `elsewhere` comes from the first stage.
-
-    The first stage's elsewhere passage is kept only if it is not among the sentence's own
-    citations (the LLM has just judged those), so a rejected sentence is `miscited` only when
-    some other passage supports it.
-    """
-    supports = assessment.supports
-    cited = assessment.verdict == "supported"
-    own = set(item.cited)
-    elsewhere = first.elsewhere if cited or not set(first.elsewhere) <= own else ()
-    return Judgment(
-        cited=cited,
-        alone={label: s == "full" for label, s in supports.items()},
-        rest={},
-        elsewhere=elsewhere,
-        faithful=cited or bool(elsewhere),
-        verdict=assessment.verdict if assessment.verdict in ("partial", "contradicted") else None,
-        credit=llm_judge.liu_credit(assessment.verdict, supports),
-        judge="anthropic",
-        judge_version=model,
-        detail=detail,
-    )
+def first_stage_elsewhere(item: JudgeItem, first: Judgment, assessment: llm_judge.Assessment) -> tuple[str, ...]:
+    """The first stage's `elsewhere`, kept under a verified LLM verdict unless the LLM has just
+    rejected it: a rejected sentence is `miscited` only when some passage it does not cite
+    supports it."""
+    if assessment.verdict == "supported" or not set(first.elsewhere) <= set(item.cited):
+        return first.elsewhere
+    return ()
 
 
 def from_spec(spec: Mapping[str, Any], **options: Any) -> CascadeJudge:

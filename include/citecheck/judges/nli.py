@@ -36,6 +36,7 @@ from typing import Any
 
 from citecheck.cache import InMemoryCache, JudgmentCache, Probabilities, cache_key, open_cache
 from citecheck.judges.base import JudgeSpecError
+from citecheck.judges.derive import derive_judgment
 from citecheck.judges.nli_backends import (
     BackendChoice,
     apply_precision,
@@ -661,14 +662,6 @@ class NLIJudge:
             if result is not None:
                 entail[label], contra[label], best_window[label] = result
         thr = self.threshold
-        alone = {label: entail.get(label, 0.0) >= thr for label in plan.cited}
-        cited = any(alone.values())
-        rest = {label: any(alone[o] for o in plan.cited if o != label) for label in plan.cited}
-        if cited:
-            elsewhere: tuple[str, ...] = (max(plan.cited, key=lambda lab: entail.get(lab, 0.0)),)
-        else:
-            others = [lab for lab in plan.passages if lab not in plan.cited and entail.get(lab, 0.0) >= thr]
-            elsewhere = (max(others, key=entail.__getitem__),) if others else ()
         pool = [lab for lab in plan.cited if lab in plan.passages] or list(entail)
         contras = [c for lab in pool if (c := contra.get(lab)) is not None]
         detail = {
@@ -677,16 +670,17 @@ class NLIJudge:
             "best_windows": best_window,
             "threshold": thr,
         }
-        return Judgment(
-            cited=cited,
-            alone=alone,
-            rest=rest,
-            elsewhere=elsewhere,
-            faithful=cited or bool(elsewhere),
-            score=max((entail.get(lab, 0.0) for lab in plan.cited), default=None),
-            contradiction=max(contras) if contras else None,
+        # A set supports the sentence when some member entails it; `elsewhere` prefers the best
+        # cited passage, then the best other one.
+        others = [lab for lab in plan.passages if lab not in plan.cited]
+        return derive_judgment(
+            plan.cited,
+            lambda labels: any(entail.get(lab, 0.0) >= thr for lab in labels),
             judge=self.name,
             judge_version=self.version,
+            prefer=sorted([*plan.cited, *others], key=lambda lab: (lab not in plan.cited, -entail.get(lab, 0.0))),
+            score=max((entail.get(lab, 0.0) for lab in plan.cited), default=None),
+            contradiction=max(contras) if contras else None,
             detail=detail,
         )
 

@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from citecheck.judges.base import JudgeSpecError, judgment_from_set_oracle
+from citecheck.judges.base import JudgeSpecError
+from citecheck.judges.derive import derive_judgment
 from citecheck.model import JudgeItem, Judgment, unjudged
 from citecheck.text import normalise_statement
 
@@ -59,12 +60,13 @@ class RecordedJudge:
             return ()
 
         contradicted = bool(record.contradicted_by & frozenset(item.cited))
-        return judgment_from_set_oracle(
-            item,
+        return derive_judgment(
+            item.cited,
             lambda labels: record.supports(labels & context),
             judge=self.name,
             judge_version=self.version,
-            best_elsewhere=best_joint,
+            prefer=[p.label for p in item.context],
+            joint_elsewhere=best_joint,
             contradiction=1.0 if contradicted else 0.0,
         )
 

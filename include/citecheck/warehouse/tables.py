@@ -3,7 +3,8 @@ these definitions (`python -m citecheck ddl`), never written by hand.
 
 Source (reference schema users map their logs onto): `source_turns`, `source_passages`.
 Outputs (SPEC §7): `sentence_verdicts`, `citation_verdicts`, `daily_metrics`, `skipped_turns`,
-`runs`, and the judgment cache. Staging tables hold one run's intermediate data, keyed by
+`runs`, and the judgment cache. The review loop (`citecheck.review`): `review_items`, `human_labels`,
+`judge_quality`, `calibrated_metrics`. Staging tables hold one run's intermediate data, keyed by
 `run_id`, and are emptied after publish.
 """
 
@@ -28,7 +29,15 @@ from sqlalchemy import (
     func,
 )
 
+from citecheck.turns import MAX_ATTRIBUTE_VALUE_CHARS, MAX_ID_CHARS
+
 metadata = MetaData()
+JUDGE_VERSIONS_CHARS = 400  # "judge:version" pairs of a run, comma-joined
+
+
+def _id() -> String:
+    """The width of turn ids, conversation ids and labels (`turns.MAX_ID_CHARS`, enforced on input)."""
+    return String(MAX_ID_CHARS)
 
 
 class UTCDateTime(TypeDecorator[dt.datetime]):
@@ -54,8 +63,8 @@ class UTCDateTime(TypeDecorator[dt.datetime]):
 # --- source: the logged turns -------------------------------------------------------------
 source_turns = Table(
     "source_turns", metadata,
-    Column("turn_id", String(200), primary_key=True),
-    Column("conversation_id", String(200), nullable=True),
+    Column("turn_id", _id(), primary_key=True),
+    Column("conversation_id", _id(), nullable=True),
     Column("turn_index", Integer, nullable=True),
     Column("answered_at", UTCDateTime, nullable=True),
     Column("question", Text, nullable=True),
@@ -71,9 +80,9 @@ source_turns = Table(
 
 source_passages = Table(
     "source_passages", metadata,
-    Column("turn_id", String(200), primary_key=True),
+    Column("turn_id", _id(), primary_key=True),
     Column("position", Integer, primary_key=True),
-    Column("label", String(200), nullable=True),
+    Column("label", _id(), nullable=True),
     Column("source", Text, nullable=True),
     Column("text", Text, nullable=True),
     Column("document_id", String(200), nullable=True),
@@ -89,15 +98,15 @@ def _run_columns() -> list[Column]:
     return [
         Column("run_id", String(64), nullable=False),
         Column("config_hash", String(32), nullable=False),
-        Column("judge_versions", String(400), nullable=True),
+        Column("judge_versions", String(JUDGE_VERSIONS_CHARS), nullable=True),
     ]
 
 
 def _sentence_columns() -> list[Column]:
     return [
-        Column("turn_id", String(200), primary_key=True),
+        Column("turn_id", _id(), primary_key=True),
         Column("sentence_index", Integer, primary_key=True),
-        Column("conversation_id", String(200)),
+        Column("conversation_id", _id()),
         Column("text", Text),
         Column("labels", JSON),
         Column("unknown_labels", JSON),
@@ -113,14 +122,15 @@ def _sentence_columns() -> list[Column]:
         Column("judge_version", String(400)),
         Column("reason", Text),
         Column("llm", JSON),
+        Column("first_stage", JSON, comment="cascade: the first stage's {judge, version, supported, score}"),
     ]
 
 
 def _citation_columns() -> list[Column]:
     return [
-        Column("turn_id", String(200), primary_key=True),
+        Column("turn_id", _id(), primary_key=True),
         Column("sentence_index", Integer, primary_key=True),
-        Column("label", String(200), primary_key=True),
+        Column("label", _id(), primary_key=True),
         Column("status", String(20)),
         Column("check_worthy", Boolean),
         Column("alone", Boolean),
@@ -132,7 +142,7 @@ def _citation_columns() -> list[Column]:
 def _metric_columns() -> list[Column]:
     return [
         Column("slice_name", String(200), primary_key=True),
-        Column("slice_value", String(400), primary_key=True),
+        Column("slice_value", String(MAX_ATTRIBUTE_VALUE_CHARS), primary_key=True),
         Column("metric", String(80), primary_key=True),
         Column("averaging", String(10), primary_key=True),
         Column("numerator", Float),
@@ -146,7 +156,7 @@ def _metric_columns() -> list[Column]:
 
 def _skipped_columns() -> list[Column]:
     return [
-        Column("turn_id", String(200), primary_key=True),
+        Column("turn_id", _id(), primary_key=True),
         Column("reason", Text, nullable=False),
     ]
 
@@ -175,7 +185,7 @@ runs = Table(
     Column("llm_cost_usd", Float),
     Column("config_hash", String(32)),
     Column("judge", String(40)),
-    Column("judge_versions", String(400)),
+    Column("judge_versions", String(JUDGE_VERSIONS_CHARS)),
     Column("timings", JSON),
     Column("stats", JSON),
     Column("validation", JSON),
@@ -187,7 +197,7 @@ runs = Table(
 stage_turns = Table(
     "stage_turns", metadata,
     Column("run_id", String(64), primary_key=True),
-    Column("turn_id", String(200), primary_key=True),
+    Column("turn_id", _id(), primary_key=True),
     Column("shard", Integer, nullable=False),
     Column("selected", Boolean, nullable=False),
     Column("structured", JSON, nullable=False),
@@ -196,7 +206,7 @@ stage_turns = Table(
 stage_judgments = Table(
     "stage_judgments", metadata,
     Column("run_id", String(64), primary_key=True),
-    Column("turn_id", String(200), primary_key=True),
+    Column("turn_id", _id(), primary_key=True),
     Column("sentence_index", Integer, primary_key=True),
     Column("stage", String(20), primary_key=True),
     Column("judgment", JSON, nullable=False),
@@ -204,7 +214,7 @@ stage_judgments = Table(
 stage_skipped = Table(
     "stage_skipped", metadata,
     Column("run_id", String(64), primary_key=True),
-    Column("turn_id", String(200), primary_key=True),
+    Column("turn_id", _id(), primary_key=True),
     Column("reason", Text, nullable=False),
 )
 
@@ -222,7 +232,7 @@ stage_daily_metrics = _stage_copy("stage_daily_metrics", _metric_columns())
 judgment_cache = Table(
     "judgment_cache",
     metadata,
-    Column("model", String(500), primary_key=True, comment="model id or path + backend tag (+int8, +openvino, +openvino-int8, +fp16 …)"),
+    Column("model", String(500), primary_key=True, comment="model id or path + backend tag (+int8, +openvino-int8 …)"),
     Column("revision", String(200), primary_key=True, comment="model revision; '' when none was pinned"),
     Column("sentence_hash", String(32), primary_key=True, comment="text_hash of the judged sentence"),
     Column("window_hash", String(32), primary_key=True, comment="text_hash of the premise window"),
@@ -231,6 +241,76 @@ judgment_cache = Table(
     ),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     comment="NLI judge scores, threshold-independent; reruns ask the model nothing",
+)
+
+# --- the human review loop (issue 12): samples, labels, judge quality, calibrated metrics ---
+review_items = Table(
+    "review_items", metadata,
+    Column("sample_id", String(40), primary_key=True, comment="FROM..TO of the export (re-export replaces it)"),
+    Column("item_id", String(40), primary_key=True, comment="stable id of (day, turn, sentence)"),
+    Column("day", Date, nullable=False),
+    Column("turn_id", _id(), nullable=False),
+    Column("sentence_index", Integer, nullable=False),
+    Column("cited_labels", JSON, nullable=False, comment="resolved labels the reviewer grades"),
+    Column("stratum", String(200), nullable=False, comment="final verdict | deciding judge at export"),
+    Column("stratum_size", Integer, nullable=False, comment="judged sentences of the stratum in the range"),
+    Column("stratum_sampled", Integer, nullable=False),
+    Column("inclusion_probability", Float, nullable=False, comment="stratum_sampled / stratum_size"),
+    Column("exported_at", UTCDateTime, nullable=False),
+    Index("ix_review_items_item", "item_id"),
+    comment="a stratified review sample; weights 1 / inclusion_probability give the population back",
+)
+
+human_labels = Table(
+    "human_labels", metadata,
+    Column("item_id", String(40), primary_key=True),
+    Column("reviewer", String(200), primary_key=True),
+    Column("label", String(20), nullable=False, comment="supported | partial | not_supported"),
+    Column("citation_labels", JSON, nullable=False, comment="{label: full | partial | none}"),
+    Column("source", Text, comment="file and line the label came from"),
+    Column("imported_at", UTCDateTime, nullable=False),
+    comment="one reviewer's label of one review item; a reimport replaces it",
+)
+
+
+def _period_keys() -> list[Column]:
+    return [Column("from_day", Date, primary_key=True), Column("to_day", Date, primary_key=True)]
+
+
+judge_quality = Table(
+    "judge_quality", metadata,
+    *_period_keys(),
+    Column("judge", String(80), primary_key=True, comment="first_stage | llm | final | reviewers"),
+    Column("slice_name", String(200), primary_key=True),
+    Column("slice_value", String(MAX_ATTRIBUTE_VALUE_CHARS), primary_key=True),
+    Column("measure", String(80), primary_key=True,
+           comment="agreement | false_pass | false_fail | cohens_kappa | threshold_for_false_pass_target"),
+    Column("weighting", String(20), primary_key=True, comment="raw (labelled items) | weighted (population)"),
+    Column("numerator", Float),
+    Column("denominator", Float),
+    Column("value", Float),
+    Column("ci_low", Float),
+    Column("ci_high", Float),
+    Column("method", String(200)),
+    Column("labelled_items", Integer),
+    Column("computed_at", UTCDateTime),
+    comment="judges against human labels over a period (SPEC 6), per judge and slice, with intervals",
+)
+
+calibrated_metrics = Table(
+    "calibrated_metrics", metadata,
+    *_period_keys(),
+    Column("metric", String(80), primary_key=True,
+           comment="citation_recall | citation_recall_calibrated | citation_recall_human_only | ..."),
+    Column("value", Float),
+    Column("ci_low", Float),
+    Column("ci_high", Float),
+    Column("confidence", Float),
+    Column("labelled_items", Integer, comment="labelled review items used"),
+    Column("population_items", Integer, comment="judged check-worthy sentences of the period"),
+    Column("method", String(200)),
+    Column("computed_at", UTCDateTime),
+    comment="judge-only, human-only and prediction-powered (human-calibrated) metrics of a period",
 )
 
 OUTPUT_TABLES = {
@@ -242,7 +322,8 @@ STAGING_TABLES = (stage_turns, stage_judgments, stage_skipped, stage_sentence_ve
                   stage_daily_metrics)
 SOURCE_TABLES = (source_turns, source_passages)
 # What a dashboard (the read-only BI role) may read: published outputs and their views.
-BI_READABLE = ("daily_metrics", "daily_metrics_wide", "sentence_verdicts", "citation_verdicts", "skipped_turns", "runs")
+BI_READABLE = ("daily_metrics", "daily_metrics_wide", "sentence_verdicts", "citation_verdicts", "skipped_turns", "runs",
+               "judge_quality", "calibrated_metrics")
 
 
 def ddl(dialect_name: str = "postgresql") -> str:

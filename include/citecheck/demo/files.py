@@ -1,0 +1,73 @@
+"""The sample on disk: turns as JSON Lines, its recorded judge and its run configuration."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from citecheck.demo.dialogue import REFUSAL_SENTENCES
+from citecheck.demo.judgments import judge_spec
+
+if TYPE_CHECKING:
+    from citecheck.config import Config
+    from citecheck.demo.days import Sample
+
+
+@dataclass(frozen=True)
+class SampleFiles:
+    """Where `write_sample` puts the turns, the recorded judge and the config in a folder."""
+
+    turns: Path
+    judge: Path
+    config: Path
+
+
+def sample_files(folder: str | Path) -> SampleFiles:
+    """The paths of a written sample in `folder` (`turns.jsonl`, `judge.json`, `config.toml`)."""
+    folder = Path(folder)
+    return SampleFiles(folder / "turns.jsonl", folder / "judge.json", folder / "config.toml")
+
+
+def write_turns_jsonl(sample: Sample, path: str | Path, include_malformed: bool = True) -> int:
+    """Write turns as JSON Lines, broken lines interleaved at their time. Returns lines written."""
+    lines = [(t["answered_at"], 0, json.dumps(t, ensure_ascii=False)) for t in sample.turns]
+    if include_malformed:
+        broken = zip(sample.malformed_at, sample.malformed_lines, strict=True)
+        lines += [(at, 1, line) for at, line in broken]
+    lines.sort(key=lambda x: (x[0], x[1]))
+    with open(path, "w", encoding="utf-8") as handle:
+        for _, _, line in lines:
+            handle.write(line + "\n")
+    return len(lines)
+
+
+def write_judge(sample: Sample, path: str | Path) -> None:
+    """Write the recorded judge file for the sample."""
+    text = json.dumps(judge_spec(sample), ensure_ascii=False, indent=1)
+    Path(path).write_text(text + "\n", encoding="utf-8")
+
+
+def config_toml() -> str:
+    """A run configuration for the sample: its refusal sentences as check-worthiness rules."""
+    quoted = ", ".join(json.dumps(r, ensure_ascii=False) for r in REFUSAL_SENTENCES)
+    return f"# Configuration for the bundled sample data.\n[check_worthiness]\nrefusals = [{quoted}]\n"
+
+
+def sample_config() -> Config:
+    """The sample's run configuration as a `Config` (what `config_toml` says)."""
+    from citecheck.config import config_from_mapping
+
+    return config_from_mapping(tomllib.loads(config_toml()))
+
+
+def write_sample(sample: Sample, folder: str | Path) -> SampleFiles:
+    """Write the turns (broken lines included), the recorded judge and the config into `folder`."""
+    files = sample_files(folder)
+    files.turns.parent.mkdir(parents=True, exist_ok=True)
+    write_turns_jsonl(sample, files.turns)
+    write_judge(sample, files.judge)
+    files.config.write_text(config_toml(), encoding="utf-8")
+    return files

@@ -1,0 +1,103 @@
+"""What a run of the daily job depends on, and the judges built from it.
+
+`JobSettings` holds the judge file, the scoring rules, the judged share and the limits; its
+`run_config_hash` is stored with every output row, so a backfill knows which days are current.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.engine import Engine
+
+from citecheck.config import Config, load_config
+from citecheck.judges import judge_from_spec, read_judge_file
+
+DEFAULT_JUDGE_SPEC: dict[str, Any] = {"kind": "nli", "model": "cross-encoder/nli-deberta-v3-base"}
+
+
+@dataclass(frozen=True)
+class JobSettings:
+    """Everything a run depends on; its hash is stored with every output row."""
+
+    judge_spec: Mapping[str, Any] = field(default_factory=lambda: dict(DEFAULT_JUDGE_SPEC))
+    config: Config = field(default_factory=Config)
+    nli_share: float = 1.0
+    shards: int = 4
+    salt: str = "citecheck-v1"
+    unjudged_limit: float = 0.2
+    llm_sample_rate: float | None = None
+    llm_budget_usd: float | None = None
+
+    def effective_judge_spec(self) -> dict[str, Any]:
+        """The judge spec with the run's LLM sample rate and budget applied to a cascade."""
+        spec = json.loads(json.dumps(self.judge_spec))
+        if spec.get("kind") == "cascade":
+            escalate = spec.setdefault("escalate", {})
+            if self.llm_sample_rate is not None:
+                escalate["sample_rate"] = self.llm_sample_rate
+            if self.llm_budget_usd is not None:
+                escalate["budget_usd"] = self.llm_budget_usd
+        return spec
+
+    @property
+    def run_config_hash(self) -> str:
+        """A short hash of everything the output depends on: the scoring rules' hash, the
+        effective judge, the judged share, the salt and the unjudged limit. Stored in the
+        `config_hash` column of every output row."""
+        blob = json.dumps({
+            "config": self.config.rules_hash, "judge": self.effective_judge_spec(), "nli_share": self.nli_share,
+            "salt": self.salt, "unjudged_limit": self.unjudged_limit,
+        }, sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+PARAMS = tuple(f.name for f in fields(JobSettings) if f.name not in ("judge_spec", "config"))
+
+
+def settings_from_env(params: Mapping[str, Any] | None = None) -> JobSettings:
+    """Settings from `CITECHECK_JUDGE` (a judge file), `CITECHECK_CONFIG` (TOML) and DAG params."""
+    params = dict(params or {})
+    judge_path = params.pop("judge_file", None) or os.environ.get("CITECHECK_JUDGE")
+    spec = read_judge_file(judge_path) if judge_path else dict(DEFAULT_JUDGE_SPEC)
+    config = load_config(params.pop("config_file", None) or os.environ.get("CITECHECK_CONFIG") or None)
+    values = {k: v for k, v in params.items() if k in PARAMS and v is not None}
+    return replace(JobSettings(judge_spec=spec, config=config), **values)
+
+
+def build_judge(engine: Engine, settings: JobSettings, run_id: str, *, stage: str = "first",
+                anthropic_api_key: str | None = None) -> Any:
+    """The judge of a stage: the first stage of a cascade for shards, the whole judge otherwise.
+
+    NLI judges share the warehouse's judgment cache; LLM judges keep their batch id in the run
+    ledger and get the Anthropic key as a parameter (else the SDK reads ANTHROPIC_API_KEY).
+    """
+    from citecheck.warehouse.runs import RunStateBatchStore
+
+    spec = settings.effective_judge_spec()
+    if stage == "first" and spec.get("kind") == "cascade":
+        spec = spec["first"]
+    options: dict[str, Any] = {"run_id": run_id}
+    if spec.get("kind") in ("nli", "cascade"):
+        from citecheck.cache import SQLCache
+
+        options["cache"] = SQLCache(engine, create=False)
+    if spec.get("kind") in ("anthropic", "cascade"):
+        options["batch_state"] = RunStateBatchStore(engine)
+        if anthropic_api_key:
+            options["api_key"] = anthropic_api_key
+    return judge_from_spec(spec, **options)
+
+
+def sample_settings(sample_dir: Path) -> JobSettings:
+    """Settings for the bundled sample written by `citecheck sample`: its recorded judge and config."""
+    from citecheck.demo import sample_files
+
+    files = sample_files(sample_dir)
+    return JobSettings(judge_spec=read_judge_file(files.judge), config=load_config(files.config))

@@ -1,0 +1,289 @@
+"""The daily job's steps, keyed by one run of one day, and THE sequence they run in.
+
+extract → structural (100% of turns) → judge_shard (the selected share, per shard) → escalate
+(LLM) → aggregate → validate → publish → record_run. Each step reads what the previous one staged in
+the warehouse and returns only small counts (what XCom carries). Every step is idempotent: it
+first deletes what an earlier attempt of the same run staged. The logic is here; every read and
+write goes through `citecheck.warehouse`; the scoring itself is `citecheck.pipeline`'s, the same
+functions the CLI's `score` runs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.engine import Engine
+
+from citecheck import pipeline
+from citecheck.job.settings import JobSettings, build_judge
+from citecheck.metrics import MetricAccumulator, full_counts
+from citecheck.sampling import sample_fraction
+from citecheck.serialize import jsonable
+from citecheck.structural import ConversationHistory
+from citecheck.turns import turns_from_dicts
+from citecheck.validation import validate_day
+from citecheck.verdicts import SentenceVerdict
+from citecheck.warehouse import publish as published
+from citecheck.warehouse import runs, source, staging
+from citecheck.warehouse import tables as T
+
+CHUNK = 500
+STRUCTURAL_CHUNK = 2000  # turns per extract chunk, prior-label query and staging transaction
+JUDGE_CHUNK = 256  # turns per judge call in a shard
+ESCALATE_CHUNK = 1000
+
+
+class ValidationFailed(RuntimeError):
+    """The day's output broke an expectation; nothing was published."""
+
+
+@dataclass(frozen=True)
+class DayRun:
+    """One run of one metric day: what every step is keyed by."""
+
+    engine: Engine
+    day: dt.date
+    run_id: str
+    settings: JobSettings
+    anthropic_api_key: str | None = None  # for the escalate step's LLM judge; never stored
+
+
+def shard_of(conversation_id: str, shards: int) -> int:
+    """The NLI shard of a conversation (all its turns judge together, so the cache is warm)."""
+    return int(sample_fraction(conversation_id, salt="shard") * shards)
+
+
+def is_selected(turn_id: str, settings: JobSettings) -> bool:
+    """Whether a turn is in the judged share (deterministic per turn id and salt)."""
+    return sample_fraction(turn_id, salt=settings.salt) < settings.nli_share
+
+
+def _timed(run: DayRun, step: str, started: float) -> None:
+    runs.record_timing(run.engine, run.run_id, step, time.perf_counter() - started)
+
+
+def extract(run: DayRun) -> dict[str, Any]:
+    """Open the run (status running) and count the day's source turns."""
+    staging.clean_staging(run.engine, run.run_id)
+    runs.open_run(run.engine, run.run_id, run.day, config_hash=run.settings.run_config_hash,
+                  judge=run.settings.judge_spec.get("kind"))
+    with run.engine.connect() as conn:
+        n = source.count_day_turns(conn, run.day, run.settings.config.timezone)
+    return {"run_id": run.run_id, "day": run.day.isoformat(), "turns_in_source": n}
+
+
+def structural(run: DayRun) -> dict[str, Any]:
+    """Parse and check every turn of the day; stage structured turns and skips.
+
+    Streams in chunks with flat memory: the extract is ordered by conversation, so the history
+    holds the conversations of the current chunk only (plus their labels from before the day,
+    fetched per chunk), and staged rows and skips are written chunk by chunk.
+    """
+    cfg, settings = run.settings.config, run.settings
+    started = time.perf_counter()
+    staging.reset(run.engine, run.run_id, (T.stage_turns, T.stage_skipped))
+    history = ConversationHistory()
+    counts: Counter[str] = Counter(turns_read=0, turns_selected=0, turns_skipped=0)
+    shards_used: set[int] = set()
+    open_conversation: str | None = None  # a chunk of skipped turns only keeps the one before
+    with run.engine.connect() as read:
+        for batch in source.extract_day_chunks(read, run.day, cfg.timezone, chunk=STRUCTURAL_CHUNK):
+            new = {c for c in (d.get("conversation_id") for d in batch) if isinstance(c, str) and c not in history}
+            for conversation, turn_index, label in source.prior_context_labels(
+                    read, run.day, cfg.timezone, conversations=new):
+                history.record(conversation, turn_index, (label,))
+            turns, skipped = turns_from_dicts(batch, cfg.max_answer_chars)
+            staged = []
+            for st in pipeline.structure_turns(turns, cfg, history):
+                selected = is_selected(st.turn_id, settings)
+                shard = shard_of(st.turn.conversation_id, settings.shards)
+                if selected:
+                    shards_used.add(shard)
+                    counts["turns_selected"] += 1
+                staged.append((st, shard, selected))
+            staging.stage_structured(run.engine, run.run_id, staged, skipped)
+            counts["turns_read"] += len(batch)
+            counts["turns_skipped"] += len(skipped)
+            if turns:  # the extract is in conversation order: only the last one can go on
+                open_conversation = turns[-1].conversation_id
+            history.keep_only(open_conversation)
+    counts["turns_scored"] = counts["turns_read"] - counts["turns_skipped"]
+    _timed(run, "structural", started)
+    return {**counts, "shards": sorted(shards_used)}
+
+
+def judge_shard(run: DayRun, shard: int) -> dict[str, Any]:
+    """First-stage judging (NLI, or the recorded judge) of one shard's selected turns."""
+    started = time.perf_counter()
+    judge = build_judge(run.engine, run.settings, run.run_id, stage="first")
+    staging.drop_judgments(run.engine, run.run_id, shard=shard)
+    judged = 0
+    for batch in staging.staged_turns(run.engine, run.run_id, shard=shard, selected_only=True, chunk=JUDGE_CHUNK):
+        judgments = pipeline.judge_turns([st for st, _ in batch], judge)
+        judged += staging.stage_judgments(run.engine, run.run_id, staging.FIRST, judgments.items())
+    _timed(run, f"judge_shard_{shard}", started)
+    return {"shard": shard, "sentences_judged": judged, "stats": jsonable(judge.stats()),
+            "judge": judge.name, "judge_version": judge.version}
+
+
+def escalate(run: DayRun) -> dict[str, Any]:
+    """For a cascade judge: send first-stage rejections plus the random sample to the LLM judge."""
+    if run.settings.effective_judge_spec().get("kind") != "cascade":
+        return {"escalated": 0, "status": "no_escalation_configured"}
+    started = time.perf_counter()
+    cascade = build_judge(run.engine, run.settings, run.run_id, stage="all",
+                          anthropic_api_key=run.anthropic_api_key)
+    staging.drop_judgments(run.engine, run.run_id, stage=staging.FINAL)
+    items, firsts = [], []
+    for batch in staging.staged_turns(run.engine, run.run_id, selected_only=True, chunk=ESCALATE_CHUNK):
+        span = (batch[0][0].turn_id, batch[-1][0].turn_id)
+        first = staging.staged_judgments(run.engine, run.run_id, staging.FIRST, span)
+        for item in (i for st, _ in batch for i in pipeline.judge_items(st)):
+            if item.key in first:
+                items.append(item)
+                firsts.append(first[item.key])
+    finals = cascade.escalate(items, firsts) if items else []
+    staging.stage_judgments(run.engine, run.run_id, staging.FINAL,
+                            zip((i.key for i in items), finals, strict=True))
+    _timed(run, "escalate", started)
+    return {"escalated": sum(1 for j in finals if j.detail.get("escalation")),
+            "stats": jsonable(cascade.stats())}
+
+
+def merge_judge_stats(shard_results: Iterable[Mapping[str, Any]], escalation: Mapping[str, Any]
+                      ) -> dict[str, Any]:
+    """The day's judge statistics from the shards' results and the escalation's: numeric stats
+    of the shards add up under `first`; the LLM's are under `llm` when it ran."""
+    first: dict[str, Any] = {}
+    for result in shard_results:
+        for key, value in (result.get("stats") or {}).items():
+            if _is_number(value) and _is_number(first.get(key)):
+                first[key] += value
+            else:
+                first[key] = value
+    llm = (escalation.get("stats") or {}).get("llm")
+    return {"first": first, **({"llm": llm} if llm is not None else {})}
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalation: Mapping[str, Any]
+              ) -> dict[str, Any]:
+    """Decide every verdict, stage sentence and citation rows, compute the day's metric rows."""
+    started = time.perf_counter()
+    staging.reset(run.engine, run.run_id,
+                  (T.stage_sentence_verdicts, T.stage_citation_verdicts, T.stage_daily_metrics))
+    acc = MetricAccumulator(run.settings.config)
+    judge_versions: set[str] = set()
+    for batch in staging.staged_turns(run.engine, run.run_id, chunk=CHUNK):
+        # judgments joined per chunk (only selected turns have any): memory holds one chunk's
+        judgments = staging.deciding_judgments(run.engine, run.run_id, [st.turn_id for st, sel in batch if sel])
+        sentence_rows: list[dict[str, Any]] = []
+        citation_rows: list[dict[str, Any]] = []
+        for st, selected in batch:
+            scored = pipeline.decide_turn(st, judgments, selected=selected)
+            acc.add(scored)
+            for v in scored.verdicts:
+                if v.judgment is not None and v.judgment.judge_version:
+                    judge_versions.add(f"{v.judgment.judge}:{v.judgment.judge_version}")
+                sentence_rows.append(sentence_row(run, st.turn.conversation_id, st.turn_id, v))
+                citation_rows.extend({"run_id": run.run_id, "day": run.day, "turn_id": st.turn_id,
+                                      "sentence_index": v.sentence.index, **c} for c in pipeline.citation_records(v))
+        staging.stage_verdict_rows(run.engine, sentence_rows, citation_rows)
+    now = dt.datetime.now(dt.UTC)
+    metric_rows = [{"run_id": run.run_id, "day": run.day, **row, "computed_at": now} for row in acc.rows()]
+    staging.stage_rows(run.engine, T.stage_daily_metrics, metric_rows)
+    counts = full_counts(acc.counts())
+    versions = ",".join(sorted(judge_versions))[:T.JUDGE_VERSIONS_CHARS]
+    runs.record_judged(run.engine, run.run_id, judge_stats=jsonable(merge_judge_stats(shard_results, escalation)),
+                       counts=counts, judge_versions=versions)
+    _timed(run, "aggregate", started)
+    return {"metric_rows": len(metric_rows), "judge_versions": versions, **{k: counts[k] for k in (
+        "answers", "check_worthy_sentences", "judged_sentences", "unjudged_sentences", "selected_sentences")}}
+
+
+def sentence_row(run: DayRun, conversation_id: str, turn_id: str, v: SentenceVerdict) -> dict[str, Any]:
+    """A `sentence_verdicts` row: `pipeline.sentence_record` keyed by the run and the day."""
+    record = pipeline.sentence_record(v)
+    fields = {k: record[k] for k in (*pipeline.STRUCTURAL_FIELDS, *pipeline.VERDICT_FIELDS) if k != "index"}
+    reason = fields.pop("unjudged_reason") or record["non_claim_reason"]
+    llm, first = record["llm"], record["first_stage"]
+    return {"run_id": run.run_id, "day": run.day, "turn_id": turn_id, "sentence_index": v.sentence.index,
+            "conversation_id": conversation_id, **fields, "reason": reason,
+            "llm": jsonable(llm) if llm else None, "first_stage": jsonable(first) if first else None}
+
+
+def validate(run: DayRun) -> dict[str, Any]:
+    """Great Expectations on the staged day; a failure is stored with the run and raised."""
+    started = time.perf_counter()
+    rows = staging.staged_metric_rows(run.engine, run.run_id)
+    turn_counts = staging.staged_turn_counts(run.engine, run.run_id)
+    ledger = runs.run_row(run.engine, run.run_id) or {}
+    run_counts = {**turn_counts, **dict((ledger.get("stats") or {}).get("counts", {}))}
+    for row in rows:
+        row["day"] = row["day"].isoformat() if isinstance(row["day"], dt.date) else row["day"]
+        row.pop("computed_at", None)
+    result = validate_day(rows, run_counts, unjudged_limit=run.settings.unjudged_limit)
+    runs.record_validation(run.engine, run.run_id, success=result.success, results=result.results,
+                           turn_counts=turn_counts, error=None if result.success else result.summary())
+    _timed(run, "validate", started)
+    if not result.success:  # the verdict stays in `runs`; the staged rows would only pile up
+        staging.clean_staging(run.engine, run.run_id)
+        raise ValidationFailed(
+            f"validation failed for {run.day} (run {run.run_id}); nothing published:\n{result.summary()}")
+    return {"success": True, "expectations": len(result.results.get("expectations", []))
+            if isinstance(result.results, dict) else None}
+
+
+def publish(run: DayRun) -> dict[str, int]:
+    """Replace the day in one transaction, then clean this run's staging.
+
+    A retry after the staging was cleaned (the task died after its commit) changes nothing:
+    republishing the emptied staging would wipe the day.
+    """
+    status = runs.run_status(run.engine, run.run_id)
+    with run.engine.connect() as conn:
+        if status == "published" and not staging.has_staging(conn, run.run_id):
+            return published.published_row_counts(conn, run.day)
+    if status not in ("validated", "published"):
+        raise ValidationFailed(f"run {run.run_id} has status {status!r}; only a validated run is published")
+    counts = published.publish_day(run.engine, run.day, run.run_id)
+    staging.clean_staging(run.engine, run.run_id)
+    return counts
+
+
+def record_run(run: DayRun, published_rows: Mapping[str, int]) -> dict[str, Any]:
+    """Close the run: `finished_at` and the published row counts in the ledger."""
+    runs.finish_run(run.engine, run.run_id, published_rows)
+    return {"run_id": run.run_id, "published_rows": dict(published_rows)}
+
+
+StepCall = Callable[..., Any]
+STEP_NAMES = ("extract", "structural", "judge_shard", "escalate", "aggregate", "validate", "publish", "record_run")
+
+
+def _call_directly(_name: str, step: StepCall, *args: Any) -> Any:
+    return step(*args)
+
+
+def run_steps(run: DayRun, call: Callable[..., Any] = _call_directly) -> dict[str, Any]:
+    """THE step sequence of a day (the DAG wires the same steps in the same order; a test checks
+    it). `call(name, step, run, *args)` runs each step: a bench times it, a fault test swaps the
+    engine or kills the connection; by default it just calls the step."""
+    out: dict[str, Any] = {"run_id": run.run_id, "day": run.day.isoformat()}
+    out["extract"] = call("extract", extract, run)
+    out["structural"] = call("structural", structural, run)
+    shard_results = [call("judge_shard", judge_shard, run, shard) for shard in out["structural"]["shards"]]
+    out["escalate"] = call("escalate", escalate, run)
+    out["aggregate"] = call("aggregate", aggregate, run, shard_results, out["escalate"])
+    out["validate"] = call("validate", validate, run)
+    out["publish"] = call("publish", publish, run)
+    out["record_run"] = call("record_run", record_run, run, out["publish"])
+    return out

@@ -1,0 +1,118 @@
+"""The warehouse engine: URL resolution, schemas, table creation and the project's .sql files.
+
+The URL comes from `CITECHECK_WAREHOUSE_URL` (inside Airflow the DAG resolves the
+`citecheck_warehouse` connection and passes its URL); the embedded default is a local SQLite
+file, so the job runs with nothing installed beyond the README setup.
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from pathlib import Path
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from citecheck.config import Config
+from citecheck.naming import InvalidName, WarehouseNames, quoted, warehouse_names
+from citecheck.warehouse import tables as T
+
+DEFAULT_WAREHOUSE_URL = "sqlite:///citecheck_warehouse.sqlite"
+SQL_DIR = Path(__file__).resolve().parents[3] / "sql"
+
+
+def warehouse_url(url: str | None = None) -> str:
+    """The URL given, else CITECHECK_WAREHOUSE_URL, else the embedded SQLite file. A plain
+    `postgres://` or `postgresql://` URL (what an Airflow connection of type postgres renders)
+    gets the psycopg 3 driver."""
+    url = url or os.environ.get("CITECHECK_WAREHOUSE_URL") or DEFAULT_WAREHOUSE_URL
+    for plain in ("postgres://", "postgresql://"):
+        if url.startswith(plain):
+            return "postgresql+psycopg://" + url[len(plain):]
+    return url
+
+
+def make_engine(url: str | None = None, names: WarehouseNames | None = None) -> Engine:
+    """An engine with sane pooling; SQLite gets a busy timeout so parallel tasks wait, not fail.
+
+    With configured schemas (`names`) every connection's search_path is set to them (quoted), so
+    the same unqualified SQL reads and writes there.
+    """
+    url = warehouse_url(url)
+    names = names or warehouse_names()
+    if url.startswith("sqlite"):
+        if names.search_path:
+            raise InvalidName("an SQLite warehouse has no schemas: unset warehouse.schema and source_schema")
+        engine = sa.create_engine(url, connect_args={"timeout": 60})
+
+        @sa.event.listens_for(engine, "connect")
+        def _pragmas(dbapi_conn, _record):  # type: ignore[no-untyped-def]
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.close()
+
+        return engine
+    engine = sa.create_engine(url, pool_pre_ping=True)
+    if names.search_path:
+        path = ", ".join(quoted(engine.dialect, s, "warehouse schema") for s in names.search_path)
+
+        @sa.event.listens_for(engine, "connect", insert=True)
+        def _search_path(dbapi_conn, _record):  # type: ignore[no-untyped-def]
+            autocommit = dbapi_conn.autocommit  # outside a transaction, so a rollback keeps it
+            dbapi_conn.autocommit = True
+            cur = dbapi_conn.cursor()
+            cur.execute(f"SET SESSION search_path TO {path}, public")
+            cur.close()
+            dbapi_conn.autocommit = autocommit
+
+    _NAMES[engine] = names
+    return engine
+
+
+def engine_for(config: Config | None = None, url: str | None = None) -> Engine:
+    """`make_engine` with the schemas of a config's `[warehouse]` section (default: the config
+    file of CITECHECK_CONFIG): what the CLI, the DAG and scripts open."""
+    if config is None:
+        from citecheck.config import load_config
+
+        config = load_config(os.environ.get("CITECHECK_CONFIG") or None)
+    return make_engine(url, warehouse_names(config.extra.get("warehouse")))
+
+
+_NAMES: weakref.WeakKeyDictionary[Engine, WarehouseNames] = weakref.WeakKeyDictionary()
+
+
+def engine_names(engine: Engine) -> WarehouseNames:
+    """The schemas an engine of `make_engine` was configured with (defaults for any other)."""
+    return _NAMES.get(engine, WarehouseNames())
+
+
+def init_warehouse(engine: Engine) -> None:
+    """Create the output schema and every table that does not exist yet (idempotent)."""
+    names = engine_names(engine)
+    if names.schema:
+        with engine.begin() as conn:
+            conn.exec_driver_sql(f"CREATE SCHEMA IF NOT EXISTS {quoted(engine.dialect, names.schema)}")
+    T.metadata.create_all(engine)
+    with engine.begin() as conn:
+        for statement in sql_statements("views.sql"):
+            if conn.dialect.name == "sqlite":  # no CREATE OR REPLACE VIEW in SQLite
+                view = statement.split()[4] if statement.upper().startswith("CREATE OR REPLACE VIEW") else None
+                if view:
+                    conn.exec_driver_sql(f"DROP VIEW IF EXISTS {view}")
+                    statement = statement.replace("CREATE OR REPLACE VIEW", "CREATE VIEW", 1)
+            conn.exec_driver_sql(statement)
+
+
+def sql_statements(name: str) -> list[str]:
+    """The statements of a file in `sql/`, comments dropped."""
+    text = (SQL_DIR / name).read_text(encoding="utf-8")
+    lines = [line for line in text.splitlines() if not line.strip().startswith("--")]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+
+
+def read_sql(name: str) -> str:
+    """A file of `sql/` as text."""
+    return (SQL_DIR / name).read_text(encoding="utf-8")

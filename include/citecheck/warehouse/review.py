@@ -1,0 +1,165 @@
+"""Storage of the human review loop (issue 12): the judged population of a period, the texts a
+reviewer reads, review samples, human labels, and the one-transaction publish of a period's
+`judge_quality` and `calibrated_metrics` rows. The statistics live in `citecheck.review`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+from citecheck.warehouse import tables as T
+
+# Verdicts that are not judgments: outside every judged metric, never sampled for review.
+NOT_JUDGED = ("not_check_worthy", "not_selected", "unjudged")
+_IN_CHUNK = 1000
+
+
+def judged_sentences(conn: Connection, from_day: dt.date, to_day: dt.date) -> Iterator[dict[str, Any]]:
+    """The judged check-worthy sentences of the published days in [from_day, to_day] (the
+    population of the judged metrics), each with its citation count and credited citations,
+    ordered by (day, turn, sentence); without their text (`sentence_texts`), so a week of
+    sentences stays small in memory."""
+    s, c = T.sentence_verdicts.c, T.citation_verdicts.c
+    credited = (
+        sa.select(c.day, c.turn_id, c.sentence_index,
+                  sa.func.sum(sa.case((c.credited.is_(True), 1), else_=0)).label("credited"))
+        .where(c.day >= from_day, c.day <= to_day)
+        .group_by(c.day, c.turn_id, c.sentence_index)
+        .subquery()
+    )
+    q = (
+        sa.select(s.day, s.turn_id, s.sentence_index, s.labels, s.unknown_labels, s.stale_labels,
+                  s.attached, s.verdict, s.score, s.judge, s.llm, s.first_stage, credited.c.credited)
+        .outerjoin(credited, sa.and_(credited.c.day == s.day, credited.c.turn_id == s.turn_id,
+                                     credited.c.sentence_index == s.sentence_index))
+        .where(s.day >= from_day, s.day <= to_day, s.check_worthy.is_(True), s.verdict.not_in(NOT_JUDGED))
+        .order_by(s.day, s.turn_id, s.sentence_index)
+    )
+    for row in conn.execute(q).mappings():
+        out = dict(row)
+        out["labels"] = list(out["labels"] or [])
+        out["citations"] = len(out["labels"])
+        out["credited"] = int(out["credited"] or 0)
+        yield out
+
+
+def sentence_texts(conn: Connection, day_keys: Iterable[tuple[dt.date, str, int]]) -> dict[tuple[str, int], str]:
+    """(turn, sentence index) → the published sentence text, for the given (day, turn, index)."""
+    s = T.sentence_verdicts.c
+    keys = sorted(set(day_keys))
+    out: dict[tuple[str, int], str] = {}
+    for start in range(0, len(keys), _IN_CHUNK):
+        chunk = keys[start:start + _IN_CHUNK]
+        wanted = {(t, i) for _, t, i in chunk}
+        q = sa.select(s.turn_id, s.sentence_index, s.text).where(
+            s.day.in_(sorted({d for d, _, _ in chunk})), s.turn_id.in_(sorted({t for _, t, _ in chunk})))
+        for turn_id, index, text in conn.execute(q):
+            if (turn_id, index) in wanted:
+                out[(turn_id, index)] = text or ""
+    return out
+
+
+def turn_texts(conn: Connection, turn_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """Question, answer, attributes and the context passages (label, text) of each turn."""
+    ids = sorted(set(turn_ids))
+    out: dict[str, dict[str, Any]] = {}
+    st, sp = T.source_turns.c, T.source_passages.c
+    for start in range(0, len(ids), _IN_CHUNK):
+        chunk = ids[start:start + _IN_CHUNK]
+        for r in conn.execute(sa.select(st.turn_id, st.question, st.answer, st.attributes).where(
+                st.turn_id.in_(chunk))).mappings():
+            out[r["turn_id"]] = {"question": r["question"], "answer": r["answer"],
+                                 "attributes": r["attributes"] if isinstance(r["attributes"], dict) else {},
+                                 "passages": []}
+        for r in conn.execute(sa.select(sp.turn_id, sp.label, sp.text).where(sp.turn_id.in_(chunk)).order_by(
+                sp.turn_id, sp.position)).mappings():
+            if r["turn_id"] in out:
+                out[r["turn_id"]]["passages"].append((r["label"], r["text"]))
+    return out
+
+
+def replace_sample(engine: Engine, sample_id: str, rows: Sequence[Mapping[str, Any]]) -> int:
+    """Store a review sample, replacing an earlier export with the same id (labels stay: they
+    are keyed by item, and an item keeps its id)."""
+    with engine.begin() as conn:
+        conn.execute(T.review_items.delete().where(T.review_items.c.sample_id == sample_id))
+        if rows:
+            conn.execute(T.review_items.insert(), [dict(r, sample_id=sample_id) for r in rows])
+    return len(rows)
+
+
+def sample_items(conn: Connection, sample_id: str) -> list[dict[str, Any]]:
+    """The items of a stored sample, in item id order."""
+    c = T.review_items.c
+    rows = conn.execute(sa.select(T.review_items).where(c.sample_id == sample_id).order_by(c.item_id)).mappings()
+    return [dict(r) for r in rows]
+
+
+def known_items(conn: Connection, item_ids: Iterable[str]) -> dict[str, list[str]]:
+    """item id → the labels its reviewer grades, for the ids that some stored sample holds."""
+    ids = sorted(set(item_ids))
+    out: dict[str, list[str]] = {}
+    c = T.review_items.c
+    for start in range(0, len(ids), _IN_CHUNK):
+        for item_id, cited in conn.execute(sa.select(c.item_id, c.cited_labels).where(
+                c.item_id.in_(ids[start:start + _IN_CHUNK]))):
+            out[item_id] = list(cited or [])
+    return out
+
+
+def replace_labels(engine: Engine, reviewer: str, rows: Sequence[Mapping[str, Any]]) -> int:
+    """Store one reviewer's labels; a label they gave an item before is replaced."""
+    now = dt.datetime.now(dt.UTC)
+    ids = [r["item_id"] for r in rows]
+    c = T.human_labels.c
+    with engine.begin() as conn:
+        for start in range(0, len(ids), _IN_CHUNK):
+            conn.execute(T.human_labels.delete().where(c.reviewer == reviewer,
+                                                       c.item_id.in_(ids[start:start + _IN_CHUNK])))
+        if rows:
+            conn.execute(T.human_labels.insert(), [
+                {"item_id": r["item_id"], "reviewer": reviewer, "label": r["label"],
+                 "citation_labels": dict(r["citation_labels"]), "source": r.get("source"), "imported_at": now}
+                for r in rows])
+    return len(rows)
+
+
+def labels_of(conn: Connection, item_ids: Iterable[str]) -> list[dict[str, Any]]:
+    """Every reviewer's label of the given items."""
+    ids = sorted(set(item_ids))
+    c = T.human_labels.c
+    out: list[dict[str, Any]] = []
+    for start in range(0, len(ids), _IN_CHUNK):
+        q = sa.select(c.item_id, c.reviewer, c.label, c.citation_labels).where(
+            c.item_id.in_(ids[start:start + _IN_CHUNK])).order_by(c.item_id, c.reviewer)
+        out.extend(dict(r) for r in conn.execute(q).mappings())
+    return out
+
+
+def publish_review(engine: Engine, from_day: dt.date, to_day: dt.date, quality: Sequence[Mapping[str, Any]],
+                   calibrated: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """Replace the period's `judge_quality` and `calibrated_metrics` rows in ONE transaction, so
+    a rerun (after more labels came in) is idempotent and readers never see a mix."""
+    now = dt.datetime.now(dt.UTC)
+    with engine.begin() as conn:
+        for table, rows in ((T.judge_quality, quality), (T.calibrated_metrics, calibrated)):
+            conn.execute(table.delete().where(table.c.from_day == from_day, table.c.to_day == to_day))
+            if rows:
+                conn.execute(table.insert(), [dict(r, from_day=from_day, to_day=to_day, computed_at=now)
+                                              for r in rows])
+    return {"judge_quality": len(quality), "calibrated_metrics": len(calibrated)}
+
+
+def published_review(conn: Connection, from_day: dt.date, to_day: dt.date) -> dict[str, list[dict[str, Any]]]:
+    """The published rows of a period, per table."""
+    out = {}
+    for table in (T.judge_quality, T.calibrated_metrics):
+        rows = conn.execute(sa.select(table).where(table.c.from_day == from_day, table.c.to_day == to_day)
+                            ).mappings()
+        out[table.name] = [dict(r) for r in rows]
+    return out

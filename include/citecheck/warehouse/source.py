@@ -1,0 +1,334 @@
+"""The reference source tables: loading logged turns into them, and reading one day back out
+(the day's turns in conversation order, and earlier labels of the same conversations)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+from citecheck.turns import (
+    MAX_ID_CHARS,
+    MAX_LABEL_CHARS,
+    clean_text,
+    conversation_id,
+    parse_timestamp,
+    turn_index,
+)
+from citecheck.warehouse import tables as T
+from citecheck.warehouse.engine import read_sql
+
+# --- loading turns into the reference source tables --------------------------------------
+
+MAX_JSON_DEPTH = 100  # deeper JSON crashed the PostgreSQL insert (RecursionError at ~980 levels)
+
+
+def storable(value: Any, key: str = "value") -> Any:
+    """A copy of a JSON value that every warehouse can store: NUL and lone surrogates become
+    U+FFFD (`clean_text`), NaN and infinities become text ("nan", "inf"; PostgreSQL's json
+    rejects them), tuples become lists. Iterative, and ValueError past `MAX_JSON_DEPTH` levels."""
+
+    def leaf(v: Any) -> Any:
+        if isinstance(v, str):
+            return clean_text(v)
+        if isinstance(v, float) and not math.isfinite(v):
+            return str(v)
+        return v
+
+    def container(v: Any) -> dict[Any, Any] | list[Any] | None:
+        return {} if isinstance(v, Mapping) else [] if isinstance(v, (list, tuple)) else None
+
+    root = container(value)
+    if root is None:
+        return leaf(value)
+    stack: list[tuple[Any, Any, int]] = [(value, root, 1)]
+    while stack:
+        src, dst, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise ValueError(f"{key} is nested deeper than {MAX_JSON_DEPTH} levels")
+        for k, v in (src.items() if isinstance(src, Mapping) else enumerate(src)):
+            child = container(v)
+            if child is None:
+                child = leaf(v)
+            else:
+                stack.append((v, child, depth + 1))
+            if isinstance(dst, dict):
+                dst[clean_text(k) if isinstance(k, str) else k] = child
+            else:
+                dst.append(child)
+    return root
+
+
+def _text_column(turn: Mapping[str, Any], key: str, width: int | None = None) -> str | None:
+    """A text field as stored: a string or nothing. Another type would read back as text the job
+    would then score (an answer of 5 as "5"), so it is refused here with the job's own wording."""
+    value = turn.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"{key} is not a string ({type(value).__name__})")
+    if value is not None and width is not None and len(value) > width:
+        raise ValueError(f"{key} is longer than {width} characters ({len(value):,})")
+    return value
+
+
+def source_rows(turn: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A SPEC §1 turn dict → one `source_turns` row and its `source_passages` rows.
+
+    What a column holds faithfully is stored as given, so the job, not the loader, decides what
+    is malformed and records why with the day (answer missing or empty, label missing, labels
+    twice with different texts, bad native blocks or attributes). Raises ValueError, with the
+    reason, for what a column cannot hold faithfully: no turn id or one longer than its column,
+    a text field of another type, a turn_index that is no 32-bit integer, no timestamp (the turn
+    would belong to no day and never be read) or one that is not ISO 8601, a markers turn
+    without a context list, JSON nested too deeply.
+    """
+    if not isinstance(turn, Mapping):
+        raise ValueError(f"turn is not a JSON object ({type(turn).__name__})")
+    turn = storable(turn, "turn")
+    turn_id = turn.get("turn_id")
+    if not isinstance(turn_id, str) or not turn_id.strip():
+        raise ValueError("turn_id is missing or not a string")
+    if len(turn_id) > MAX_ID_CHARS:
+        raise ValueError(f"turn_id is longer than {MAX_ID_CHARS} characters ({len(turn_id):,})")
+    answer_format = _text_column(turn, "answer_format", T.source_turns.c.answer_format.type.length)
+    context = turn.get("context")
+    if context is None and (answer_format or "markers") == "markers":
+        raise ValueError("context is missing")
+    if context is not None and not isinstance(context, list):
+        raise ValueError(f"context is not a list ({type(context).__name__})")
+    answered_at = parse_timestamp(turn.get("answered_at"))  # ValueError when not ISO 8601
+    if answered_at is None:
+        raise ValueError("answered_at is missing: the turn would belong to no metric day")
+    row = {
+        "turn_id": turn_id,
+        "conversation_id": conversation_id(turn.get("conversation_id")),
+        "turn_index": turn_index(turn.get("turn_index")),
+        "answered_at": answered_at,
+        "question": _text_column(turn, "question"),
+        "answer": _text_column(turn, "answer"),
+        "answer_format": answer_format,
+        "answer_blocks": turn.get("answer_blocks"),
+        "request_documents": turn.get("request_documents"),
+        "attributes": turn.get("attributes"),
+        "loaded_at": dt.datetime.now(dt.UTC),
+    }
+    passages = []
+    for position, p in enumerate(context or []):
+        if not isinstance(p, Mapping):
+            raise ValueError(f"context[{position}] is not an object")
+        passages.append({
+            "turn_id": turn_id, "position": position,
+            "label": _passage_text(p, "label", position, MAX_LABEL_CHARS),
+            "text": _passage_text(p, "text", position),
+            "source": _metadata(p, "source", position, None),
+            "document_id": _metadata(p, "document_id", position, T.source_passages.c.document_id.type.length),
+            "version": _metadata(p, "version", position, T.source_passages.c.version.type.length),
+        })
+    return row, passages
+
+
+def _passage_text(passage: Mapping[str, Any], key: str, position: int, width: int | None = None) -> str | None:
+    try:
+        return _text_column(passage, key, width)
+    except ValueError as exc:
+        raise ValueError(f"context[{position}].{exc}") from None
+
+
+def _metadata(passage: Mapping[str, Any], key: str, position: int, width: int | None) -> str | None:
+    """A passage's source / document id / version as text (a number is fine as its digits)."""
+    value = passage.get(key)
+    if value is None:
+        return None
+    text = value if isinstance(value, str) else json.dumps(value)
+    if width is not None and len(text) > width:
+        raise ValueError(f"context[{position}].{key} is longer than {width} characters")
+    return text
+
+
+@dataclass
+class LoadReport:
+    """What one load did: rows written, and every turn id that replaced another version.
+
+    `duplicates`: ids given more than once in this load (the last one is stored).
+    `replaced`: ids already in the source table, with the answered_at they had, so a turn that
+    moved to another day shows which published day still counts it until that day is rerun.
+    """
+
+    loaded: int = 0
+    duplicates: list[str] = field(default_factory=list)
+    replaced: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"loaded": self.loaded, "duplicates": self.duplicates, "replaced": self.replaced}
+
+
+def load_turns(engine: Engine, turns: Iterable[Mapping[str, Any]]) -> int:
+    """Upsert turns into the source tables (a reloaded turn replaces its earlier version); the
+    number of distinct turns written. `load_turns_report` says what was replaced."""
+    return load_turns_report(engine, turns).loaded
+
+
+def load_turns_report(engine: Engine, turns: Iterable[Mapping[str, Any]], batch_size: int = 1000) -> LoadReport:
+    """`load_turns` with its report."""
+    return load_source_rows(engine, (source_rows(turn) for turn in turns), batch_size)
+
+
+def load_source_rows(engine: Engine, rows: Iterable[tuple[dict[str, Any], list[dict[str, Any]]]],
+                     batch_size: int = 1000) -> LoadReport:
+    """Upsert `source_rows` results. The same id twice in one load: the later one wins (what a
+    second load of it would do), where one INSERT of both broke the primary key."""
+    report = LoadReport()
+    written: set[str] = set()
+    batch: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
+    for row, passages in rows:
+        turn_id = row["turn_id"]
+        if turn_id in batch or turn_id in written:
+            report.duplicates.append(turn_id)
+            batch.pop(turn_id, None)  # the later version takes the later place
+        batch[turn_id] = (row, passages)
+        if len(batch) >= batch_size:
+            _write_source(engine, list(batch.values()), report, written)
+            batch = {}
+    if batch:
+        _write_source(engine, list(batch.values()), report, written)
+    report.loaded = len(written)
+    return report
+
+
+def _write_source(engine: Engine, batch: list[tuple[dict[str, Any], list[dict[str, Any]]]],
+                  report: LoadReport | None = None, written: set[str] | None = None) -> int:
+    """Replace a batch of distinct turns; note in `report` the ids an earlier load had stored."""
+    ids = [row["turn_id"] for row, _ in batch]
+    written = written if written is not None else set()
+    with engine.begin() as conn:
+        if report is not None:
+            new_at = {row["turn_id"]: row["answered_at"] for row, _ in batch}
+            earlier = conn.execute(sa.select(T.source_turns.c.turn_id, T.source_turns.c.answered_at).where(
+                T.source_turns.c.turn_id.in_(ids)))
+            report.replaced.extend(
+                {"turn_id": turn_id, "previous_answered_at": _iso(at), "answered_at": _iso(new_at[turn_id])}
+                for turn_id, at in earlier if turn_id not in written)
+        conn.execute(T.source_passages.delete().where(T.source_passages.c.turn_id.in_(ids)))
+        conn.execute(T.source_turns.delete().where(T.source_turns.c.turn_id.in_(ids)))
+        conn.execute(T.source_turns.insert(), [row for row, _ in batch])
+        passages = [p for _, ps in batch for p in ps]
+        if passages:
+            conn.execute(T.source_passages.insert(), passages)
+    written.update(ids)
+    return len(batch)
+
+
+def _iso(value: Any) -> str | None:
+    return value.isoformat() if isinstance(value, dt.datetime) else value
+
+
+# --- extraction -----------------------------------------------------------------------------
+
+def day_bounds(day: dt.date, timezone: str = "UTC") -> tuple[dt.datetime, dt.datetime]:
+    """[start, end) of a metric day in UTC, the day being a date in the configured zone."""
+    tz = ZoneInfo(timezone)
+    start = dt.datetime.combine(day, dt.time(), tz)
+    end = dt.datetime.combine(day + dt.timedelta(days=1), dt.time(), tz)
+    return start.astimezone(dt.UTC), end.astimezone(dt.UTC)
+
+
+def _turn_dict(row: Mapping[str, Any], passages: list[Mapping[str, Any]]) -> dict[str, Any]:
+    answered_at = row["answered_at"]
+    return {
+        "turn_id": row["turn_id"],
+        "conversation_id": row["conversation_id"],
+        "turn_index": row["turn_index"],
+        "answered_at": answered_at.isoformat() if isinstance(answered_at, dt.datetime) else answered_at,
+        "question": row["question"],
+        "answer": row["answer"],
+        "answer_format": row["answer_format"] or "markers",
+        "answer_blocks": row["answer_blocks"],
+        "request_documents": row["request_documents"],
+        "attributes": row["attributes"],
+        "context": [
+            {k: p[k] for k in ("label", "source", "text", "document_id", "version")} for p in passages
+        ],
+    }
+
+
+def extract_day(conn: Connection, day: dt.date, timezone: str = "UTC", chunk: int = 2000
+                ) -> Iterator[dict[str, Any]]:
+    """The day's turns as SPEC §1 dicts, in (conversation, turn index) order, streamed.
+
+    The selection is `sql/extract_turns.sql`; edit it (or point it at a view) to map another
+    schema onto the reference one.
+    """
+    for batch in extract_day_chunks(conn, day, timezone, chunk):
+        yield from batch
+
+
+def extract_day_chunks(conn: Connection, day: dt.date, timezone: str = "UTC", chunk: int = 2000
+                       ) -> Iterator[list[dict[str, Any]]]:
+    """`extract_day` in lists of at most `chunk` turns, each list with its passages.
+
+    Streamed for real: a server-side cursor on PostgreSQL (`yield_per`), so memory holds one
+    chunk whatever the day's size (psycopg would otherwise fetch the whole day at once).
+    """
+    start, end = day_bounds(day, timezone)
+    query = sa.text(read_sql("extract_turns.sql")).columns(
+        *[sa.column(c.name, c.type) for c in T.source_turns.columns]
+    )
+    params = _bounds(conn, start, end)
+    result = conn.execute(query, params, execution_options={"yield_per": chunk}).mappings()
+    cols = [T.source_passages.c[k] for k in ("turn_id", "label", "source", "text", "document_id", "version")]
+    while rows := result.fetchmany(chunk):
+        ids = [r["turn_id"] for r in rows]
+        passages: dict[str, list[Mapping[str, Any]]] = {i: [] for i in ids}
+        q = sa.select(*cols).where(T.source_passages.c.turn_id.in_(ids)).order_by(
+            T.source_passages.c.turn_id, T.source_passages.c.position)
+        for p in conn.execute(q).mappings():
+            passages[p["turn_id"]].append(p)
+        yield [_turn_dict(r, passages[r["turn_id"]]) for r in rows]
+
+
+def _bounds(conn: Connection, start: dt.datetime, end: dt.datetime) -> dict[str, Any]:
+    if conn.dialect.name == "sqlite":
+        return {"start": start.replace(tzinfo=None).isoformat(" "), "end": end.replace(tzinfo=None).isoformat(" ")}
+    return {"start": start, "end": end}
+
+
+def count_day_turns(conn: Connection, day: dt.date, timezone: str = "UTC") -> int:
+    """How many turns `extract_turns.sql` selects for the day."""
+    start, end = day_bounds(day, timezone)
+    query = sa.text("SELECT count(*) FROM (" + read_sql("extract_turns.sql") + ") AS day_turns")
+    return int(conn.execute(query, _bounds(conn, start, end)).scalar_one())
+
+
+def prior_context_labels(conn: Connection, day: dt.date, timezone: str = "UTC", *,
+                         conversations: Iterable[str]) -> Iterator[tuple[str, int, str]]:
+    """(conversation, turn index, label) of earlier turns, before the day, of the given
+    conversations: stale-label detection across midnight (`sql/prior_context_labels.sql`).
+
+    The job asks per chunk of the day's turns, for that chunk's conversations, so it never holds
+    the labels of the whole day's conversations at once.
+    """
+    start, _ = day_bounds(day, timezone)
+    ids = sorted({str(c) for c in conversations if c is not None})
+    if not ids:
+        return
+    query = sa.text(read_sql("prior_context_labels.sql")).bindparams(sa.bindparam("conversations", expanding=True))
+    params = _bounds(conn, start, start)
+    for row in conn.execute(query, {"start": params["start"], "conversations": _padded(ids)}):
+        if row[2] is not None:
+            yield str(row[0]), int(row[1] or 0), str(row[2])
+
+
+def _padded(ids: list[str]) -> list[str]:
+    """The list padded (repeating its last id) to a power of two: an IN list of every length is
+    a new statement, and drivers cache statements per connection (SQLite: 128 per connection,
+    hundreds of KiB each at 1,000 parameters), so a day of varying chunks would grow memory."""
+    size = 16
+    while size < len(ids):
+        size *= 2
+    return ids + [ids[-1]] * (size - len(ids))

@@ -1,0 +1,156 @@
+"""Staging: one run's intermediate data, keyed by run id, read and written chunk by chunk.
+
+Every step of the job first deletes what an earlier attempt of the same run staged (so each
+step is idempotent), then writes its own rows here; `publish` moves the final rows out and
+`clean_staging` removes the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+from citecheck.model import Judgment, StructuredTurn
+from citecheck.serialize import judgment_from_dict, judgment_to_dict, structured_from_dict, structured_to_dict
+from citecheck.turns import Skipped
+from citecheck.warehouse import tables as T
+
+FIRST, FINAL = "first", "final"  # judgment stages: the first-stage judge, and the LLM over it
+
+
+def reset(engine: Engine, run_id: str, tables: Sequence[sa.Table]) -> None:
+    """Delete the run's rows from the given staging tables (a step's retry starts clean)."""
+    with engine.begin() as conn:
+        for table in tables:
+            conn.execute(table.delete().where(table.c.run_id == run_id))
+
+
+def clean_staging(engine: Engine, run_id: str) -> None:
+    """Delete everything the run staged."""
+    reset(engine, run_id, T.STAGING_TABLES)
+
+
+def has_staging(conn: Connection, run_id: str) -> bool:
+    """Whether any staged row of the run is left (publish reads them; clean_staging removes them)."""
+    return any(conn.execute(sa.select(t.c.run_id).where(t.c.run_id == run_id).limit(1)).first()
+               for t in T.STAGING_TABLES)
+
+
+def stage_structured(engine: Engine, run_id: str, turns: Iterable[tuple[StructuredTurn, int, bool]],
+                     skipped: Iterable[Skipped]) -> None:
+    """One transaction: structured turns as (turn, shard, selected), and the turns skipped."""
+    rows = [{"run_id": run_id, "turn_id": st.turn_id, "shard": shard, "selected": selected,
+             "structured": structured_to_dict(st)} for st, shard, selected in turns]
+    with engine.begin() as conn:
+        if rows:
+            conn.execute(T.stage_turns.insert(), rows)
+        record_skips(conn, run_id, skipped)
+
+
+def record_skips(conn: Connection, run_id: str, skipped: Iterable[Skipped]) -> None:
+    """Stage skipped turns with their reasons (published with the day in `skipped_turns`)."""
+    rows = [{"run_id": run_id, "turn_id": s.turn_id or f"line-{s.line}", "reason": s.reason} for s in skipped]
+    if rows:
+        conn.execute(T.stage_skipped.insert(), rows)
+
+
+def staged_turns(engine: Engine, run_id: str, *, shard: int | None = None, selected_only: bool = False,
+                 chunk: int = 500) -> Iterator[list[tuple[StructuredTurn, bool]]]:
+    """The run's structured turns as (turn, selected), in turn id order, `chunk` at a time."""
+    c = T.stage_turns.c
+    q = sa.select(c.structured, c.selected).where(c.run_id == run_id)
+    if shard is not None:
+        q = q.where(c.shard == shard)
+    if selected_only:
+        q = q.where(c.selected.is_(True))
+    q = q.order_by(c.turn_id)
+    with engine.connect() as conn:
+        result = conn.execution_options(yield_per=chunk).execute(q)
+        while rows := result.fetchmany(chunk):
+            yield [(structured_from_dict(r[0]), bool(r[1])) for r in rows]
+
+
+def drop_judgments(engine: Engine, run_id: str, *, stage: str | None = None, shard: int | None = None) -> None:
+    """Delete the run's staged judgments of one stage, or of one shard's turns."""
+    c = T.stage_judgments.c
+    q = T.stage_judgments.delete().where(c.run_id == run_id)
+    if stage is not None:
+        q = q.where(c.stage == stage)
+    if shard is not None:
+        q = q.where(c.turn_id.in_(sa.select(T.stage_turns.c.turn_id).where(
+            T.stage_turns.c.run_id == run_id, T.stage_turns.c.shard == shard)))
+    with engine.begin() as conn:
+        conn.execute(q)
+
+
+def stage_judgments(engine: Engine, run_id: str, stage: str, judged: Iterable[tuple[tuple[str, int], Judgment]]
+                    ) -> int:
+    """Stage ((turn id, sentence index), judgment) pairs of one stage; how many."""
+    rows = [{"run_id": run_id, "turn_id": key[0], "sentence_index": key[1], "stage": stage,
+             "judgment": judgment_to_dict(j)} for key, j in judged]
+    if rows:
+        with engine.begin() as conn:
+            conn.execute(T.stage_judgments.insert(), rows)
+    return len(rows)
+
+
+def staged_judgments(engine: Engine, run_id: str, stage: str, turn_range: tuple[str, str] | None = None
+                     ) -> dict[tuple[str, int], Judgment]:
+    """Staged judgments of one stage, keyed (turn, sentence): of the run, or of the turns from
+    `turn_range[0]` to `turn_range[1]` (a chunk of `staged_turns`, which is ordered by turn id,
+    so the range holds exactly the chunk's turns, compared in the database's own collation)."""
+    c = T.stage_judgments.c
+    q = sa.select(c.turn_id, c.sentence_index, c.judgment).where(c.run_id == run_id, c.stage == stage)
+    if turn_range is not None:
+        q = q.where(c.turn_id >= turn_range[0], c.turn_id <= turn_range[1])
+    with engine.connect() as conn:
+        return {(r[0], r[1]): judgment_from_dict(r[2]) for r in conn.execute(q)}
+
+
+def deciding_judgments(engine: Engine, run_id: str, turn_ids: Sequence[str]) -> dict[tuple[str, int], Judgment]:
+    """The deciding judgment of each sentence of a chunk's turns (given in turn id order): the
+    final stage (LLM) over the first."""
+    if not turn_ids:
+        return {}
+    span = (turn_ids[0], turn_ids[-1])
+    judgments = staged_judgments(engine, run_id, FIRST, span)
+    judgments.update(staged_judgments(engine, run_id, FINAL, span))
+    return judgments
+
+
+def stage_verdict_rows(engine: Engine, sentence_rows: list[dict[str, Any]], citation_rows: list[dict[str, Any]]
+                       ) -> None:
+    """One transaction: a chunk's sentence and citation verdict rows."""
+    if not sentence_rows:
+        return
+    with engine.begin() as conn:
+        conn.execute(T.stage_sentence_verdicts.insert(), sentence_rows)
+        if citation_rows:
+            conn.execute(T.stage_citation_verdicts.insert(), citation_rows)
+
+
+def stage_rows(engine: Engine, table: sa.Table, rows: list[dict[str, Any]]) -> None:
+    """Insert rows into a staging table (nothing when empty)."""
+    if rows:
+        with engine.begin() as conn:
+            conn.execute(table.insert(), rows)
+
+
+def staged_metric_rows(engine: Engine, run_id: str) -> list[dict[str, Any]]:
+    """The run's staged `daily_metrics` rows."""
+    with engine.connect() as conn:
+        return [dict(r) for r in conn.execute(sa.select(T.stage_daily_metrics).where(
+            T.stage_daily_metrics.c.run_id == run_id)).mappings()]
+
+
+def staged_turn_counts(engine: Engine, run_id: str) -> dict[str, int]:
+    """Turns read / scored / skipped as staged: what validation checks the metrics against."""
+    with engine.connect() as conn:
+        skipped = conn.execute(sa.select(sa.func.count()).select_from(T.stage_skipped).where(
+            T.stage_skipped.c.run_id == run_id)).scalar_one()
+        scored = conn.execute(sa.select(sa.func.count()).select_from(T.stage_turns).where(
+            T.stage_turns.c.run_id == run_id)).scalar_one()
+    return {"turns_read": scored + skipped, "turns_scored": scored, "turns_skipped": skipped}

@@ -1,0 +1,51 @@
+"""Shared test helpers (imported as `helpers`): fixtures, warehouses, scoring shortcuts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures"
+
+
+def load_fixture(name: str) -> dict[str, Any]:
+    """A worked fixture carried in `tests/fixtures` (copies of the project's worked cases)."""
+    path = FIXTURES / name
+    if not path.exists():
+        raise FileNotFoundError(f"fixture {path} is missing from the repository")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def score_dicts(turns: list[dict[str, Any]], judge_spec: dict[str, Any], config: Any = None) -> dict[str, Any]:
+    """Score turn dicts with a judge spec; the CLI's JSON output as a dict."""
+    from citecheck.config import Config
+    from citecheck.judges import judge_from_spec
+    from citecheck.pipeline import score
+    from citecheck.turns import turn_from_dict
+
+    report = score([turn_from_dict(t) for t in turns], judge_from_spec(judge_spec), config or Config())
+    return report.to_json()
+
+
+def orbit_warehouse_turns(day: str = "2026-11-30") -> list[dict[str, Any]]:
+    """The Orbit Labs turns dated on `day`, plus one malformed row (answer missing)."""
+    data = load_fixture("orbit_labs.json")
+    turns = [dict(t, answered_at=f"{day}T10:00:00Z", turn_id=f"{t['turn_id']}@{day}",
+                  conversation_id=f"{t['conversation_id']}@{day}") for t in data["turns"]]
+    turns.append({"turn_id": f"bad@{day}", "answer": None, "answered_at": f"{day}T11:00:00Z", "context": []})
+    return turns
+
+
+def orbit_settings(**overrides: Any):
+    """Job settings of the Orbit Labs fixture (its recorded judge and refusal), with overrides."""
+    from dataclasses import replace
+
+    from citecheck.config import config_from_mapping
+    from citecheck.job import JobSettings
+
+    data = load_fixture("orbit_labs.json")
+    settings = JobSettings(judge_spec=data["judge"],
+                           config=config_from_mapping({"check_worthiness": {"refusals": [data["refusal_text"]]}}))
+    return replace(settings, **overrides)
