@@ -185,7 +185,13 @@ def load_cross_encoder(
     home = export_home(source, revision, choice.export_dir, local)
     file_name = EXPORTED_FILES[(choice.backend, choice.quantize)]
     if not (home / file_name).exists():
-        export(source, revision=revision, choice=choice, home=home, local=local)
+        try:
+            export(source, revision=revision, choice=choice, home=home, local=local)
+        except PermissionError as exc:
+            raise JudgeSpecError(
+                f"nli judge: cannot write the {choice.backend} export to {home} ({exc}); "
+                'set "export_dir" in the judge file to a writable folder'
+            ) from exc
     kwargs: dict[str, Any] = {"file_name": file_name}
     if choice.backend == "openvino":
         # OpenVINO's CPU plugin computes in bf16 by default where the CPU has bf16 units; that moves
