@@ -100,11 +100,10 @@ class _RecordedPairScorer:
 def sample_traffic_profile(turns_per_day: int = 300, seed: int = 0) -> TrafficProfile:
     """Run the NLI judge's own pair selection over two days of the bundled sample traffic."""
     from citecheck.cache import InMemoryCache
-    from citecheck.config import Config
+    from citecheck.demo import generate, judge_spec, sample_config
     from citecheck.judges import judge_from_spec
     from citecheck.judges.nli import NLIJudge, NLISettings
     from citecheck.pipeline import in_conversation_order, judge_items, structure_turns
-    from citecheck.sample import generate, judge_spec
     from citecheck.text import normalise_statement
     from citecheck.turns import turn_from_dict
 
@@ -113,7 +112,7 @@ def sample_traffic_profile(turns_per_day: int = 300, seed: int = 0) -> TrafficPr
     for offset in range(2):
         sample = generate(start + dt.timedelta(days=offset), 1, turns_per_day=turns_per_day, seed=seed)
         turns = in_conversation_order(turn_from_dict(t) for t in sample.turns)
-        items = [item for st in structure_turns(turns, Config()) for item in judge_items(st)]
+        items = [item for st in structure_turns(turns, sample_config()) for item in judge_items(st)]
         days.append((items, judge_from_spec(judge_spec(sample)), len(turns)))
     cache = InMemoryCache()
     scorer = _RecordedPairScorer()

@@ -271,8 +271,8 @@ def calibration_pairs(limit: int = CALIBRATION_PAIRS) -> list[tuple[str, str]]:
     import datetime as dt
     from itertools import pairwise
 
+    from citecheck.demo import generate
     from citecheck.parsing import split_sentences
-    from citecheck.sample import generate
     from citecheck.turns import turn_from_dict
 
     pairs: list[tuple[str, str]] = []
