@@ -47,6 +47,9 @@ def test_wall_time_is_pairs_over_rate_and_workers(profile):
     rates = Rates(model="deberta", cpu={"torch fp32": 10.0, "OpenVINO int8": 40.0}, cpu_threads=2, source="t")
     result = capacity.plan(20_000, rates, profile, sentences_per_answer=6.0, window_hours=4.0)
     assert result["variant"] == "OpenVINO int8"  # the fastest measured, unless asked
+    unfaithful = Rates(model="deberta", cpu={"torch fp32": 10.0, "OpenVINO int8": 40.0, "fast": 90.0},
+                       cpu_threads=2, source="t", flip_share={"fast": 0.05, "OpenVINO int8": 0.004})
+    assert capacity.plan(100, unfaithful, profile)["variant"] == "OpenVINO int8"  # > 1% flips: not chosen
     dedupe = result["scenarios"]["dedupe"]
     assert dedupe["pairs"] == round(20_000 * 6.0 * profile.pairs_per_sentence("dedupe"))
     for workers, hours in dedupe["cpu_hours"].items():

@@ -38,6 +38,8 @@ GPU_EFFECTIVE_TFLOPS = 25.0
 """Assumed sustained fp16 throughput of one data-centre GPU on encoder inference (an estimate)."""
 ENCODER_FLOPS_PER_TOKEN = {"deberta": 2 * 86e6 * 1.3, "minilm": 2 * 11e6 * 1.3}
 """2 × non-embedding parameters × 1.3 (attention and relative-position terms), per token."""
+FAITHFUL_FLIPS = 0.01
+"""Issue 15: a backend is faithful when it flips at most 1% of the decisions of torch fp32."""
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
@@ -160,6 +162,14 @@ class Rates:
     gpu: float | None = None
     gpu_source: str = ""
     pair_tokens: float | None = None
+    flip_share: dict[str, float] | None = None
+    """Share of decisions each variant flips against torch fp32, where measured."""
+
+    def fastest_faithful(self) -> str:
+        """The fastest variant that flips at most `FAITHFUL_FLIPS` of the decisions (all count if unknown)."""
+        flips = self.flip_share or {}
+        faithful = [v for v in self.cpu if flips.get(v, 0.0) <= FAITHFUL_FLIPS] or list(self.cpu)
+        return max(faithful, key=self.cpu.__getitem__)
 
 
 def rates_from_file(path: str | Path, model: str) -> Rates:
@@ -182,6 +192,7 @@ def rates_from_file(path: str | Path, model: str) -> Rates:
         gpu=gpu,
         gpu_source="measured" if gpu else "",
         pair_tokens=doc.get("pair_tokens_mean"),
+        flip_share=(doc.get("flip_share") or {}).get(model),
     )
 
 
@@ -227,7 +238,7 @@ def plan(
     """Wall hours per scenario and worker count, and the shards / pool size to use."""
     if answers < 1:
         raise PlanError("plan: --answers must be at least 1")
-    chosen = variant or max(rates.cpu, key=rates.cpu.__getitem__)
+    chosen = variant or rates.fastest_faithful()
     if chosen not in rates.cpu:
         raise PlanError(f"plan: no measured rate for backend {chosen!r}; measured: {sorted(rates.cpu)}")
     rate = rates.cpu[chosen]

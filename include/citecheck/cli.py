@@ -448,7 +448,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("plan", help="NLI wall time of a day of N answers on 1/2/4/8 CPU workers and one GPU")
     p.add_argument("--answers", type=int, required=True, help="answers per day")
     p.add_argument("--sentences-per-answer", type=float, help="check-worthy sentences per answer (default: sample's)")
-    p.add_argument("--backend", help="variant to size on, as named in the rates (default: the fastest measured)")
+    p.add_argument("--backend", help="variant to size on, as named in the rates (default: the fastest faithful)")
     p.add_argument("--rates", help="rates file written by bench/bench_nli.py --rates-out")
     p.add_argument("--model", default="deberta", help="model in the rates file (deberta or minilm)")
     p.add_argument("--judge", help="or: an NLI judge file to time here in a short calibration run")
