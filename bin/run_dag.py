@@ -32,9 +32,8 @@ def main(argv: list[str]) -> int:
         print(bag.import_errors, file=sys.stderr)
         return 2
     dag = bag.dags["citation_metrics_daily"]
-    # the run whose data interval is [day, day + 1) starts at the end of the day
-    logical = dt.datetime.combine(day + dt.timedelta(days=1), dt.time(), dt.UTC)
-    run = dag.test(logical_date=logical)
+    # a manual run of the day, as `airflow dags trigger --conf '{"day": ...}'` makes it
+    run = dag.test(logical_date=None, run_conf={"day": day.isoformat()})
     print(f"DAG run {run.run_id}: {run.state}")
     if str(run.state) not in ("success", "DagRunState.SUCCESS"):
         return 1

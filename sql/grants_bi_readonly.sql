@@ -3,4 +3,4 @@
 -- Create the role first, e.g.: CREATE ROLE citecheck_bi LOGIN PASSWORD '...';
 -- Publish replaces rows (DELETE + INSERT) and views are CREATE OR REPLACE, so grants persist.
 GRANT USAGE ON SCHEMA "public" TO "citecheck_bi";
-GRANT SELECT ON "public"."daily_metrics", "public"."daily_metrics_wide", "public"."sentence_verdicts", "public"."citation_verdicts", "public"."skipped_turns", "public"."runs", "public"."judge_quality", "public"."calibrated_metrics" TO "citecheck_bi";
+GRANT SELECT ON "public"."daily_metrics", "public"."daily_metrics_wide", "public"."sentence_verdicts", "public"."citation_verdicts", "public"."skipped_turns", "public"."runs", "public"."recite_suggestions", "public"."alerts", "public"."judge_quality", "public"."calibrated_metrics" TO "citecheck_bi";

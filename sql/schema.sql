@@ -1,5 +1,33 @@
 -- Generated from include/citecheck/warehouse/tables.py by `python -m citecheck ddl`. Do not edit.
 
+CREATE TABLE IF NOT EXISTS alerts (
+	day DATE NOT NULL,
+	metric VARCHAR(80) NOT NULL,
+	slice_name VARCHAR(200) NOT NULL,
+	slice_value VARCHAR(400) NOT NULL,
+	averaging VARCHAR(10) NOT NULL,
+	baseline FLOAT NOT NULL,
+	value FLOAT NOT NULL,
+	direction VARCHAR(4) NOT NULL,
+	size FLOAT NOT NULL,
+	rule TEXT NOT NULL,
+	run_id VARCHAR(64) NOT NULL,
+	created_at TIMESTAMP WITH TIME ZONE NOT NULL,
+	PRIMARY KEY (day, metric, slice_name, slice_value, averaging)
+);
+
+COMMENT ON TABLE alerts IS 'Step changes of the daily metrics against their own history; a rerun of a day replaces its alerts';
+
+COMMENT ON COLUMN alerts.baseline IS 'the metric''s median over its history days';
+
+COMMENT ON COLUMN alerts.value IS 'the day''s value';
+
+COMMENT ON COLUMN alerts.direction IS '''up'' or ''down''';
+
+COMMENT ON COLUMN alerts.size IS 'value - baseline';
+
+COMMENT ON COLUMN alerts.rule IS 'which rule fired and why';
+
 CREATE TABLE IF NOT EXISTS calibrated_metrics (
 	from_day DATE NOT NULL,
 	to_day DATE NOT NULL,
@@ -50,12 +78,18 @@ CREATE TABLE IF NOT EXISTS daily_metrics (
 	value FLOAT,
 	answers INTEGER,
 	sentences INTEGER,
+	ci_low FLOAT,
+	ci_high FLOAT,
 	computed_at TIMESTAMP WITH TIME ZONE,
 	run_id VARCHAR(64) NOT NULL,
 	config_hash VARCHAR(32) NOT NULL,
 	judge_versions VARCHAR(400),
 	PRIMARY KEY (day, slice_name, slice_value, metric, averaging)
 );
+
+COMMENT ON COLUMN daily_metrics.ci_low IS 'lower end of the 95 per cent interval of a judged rate, answers as clusters; null when not judged or the value is null (docs/metrics.md)';
+
+COMMENT ON COLUMN daily_metrics.ci_high IS 'upper end of the interval of ci_low';
 
 CREATE TABLE IF NOT EXISTS human_labels (
 	item_id VARCHAR(40) NOT NULL,
@@ -123,6 +157,69 @@ COMMENT ON COLUMN judgment_cache.sentence_hash IS 'text_hash of the judged sente
 COMMENT ON COLUMN judgment_cache.window_hash IS 'text_hash of the premise window';
 
 COMMENT ON COLUMN judgment_cache.probabilities IS 'JSON list of softmax probabilities, id2label order';
+
+CREATE TABLE IF NOT EXISTS recite_suggestions (
+	day DATE NOT NULL,
+	turn_id VARCHAR(200) NOT NULL,
+	sentence_index INTEGER NOT NULL,
+	kind VARCHAR(20) NOT NULL,
+	sentence TEXT NOT NULL,
+	cited_labels JSON NOT NULL,
+	suggested_labels JSON NOT NULL,
+	source TEXT,
+	document_id VARCHAR(200),
+	version VARCHAR(100),
+	judge VARCHAR(40),
+	score FLOAT,
+	quote TEXT,
+	auto_apply BOOLEAN NOT NULL,
+	caution VARCHAR(200),
+	run_id VARCHAR(64) NOT NULL,
+	config_hash VARCHAR(32) NOT NULL,
+	judge_versions VARCHAR(400),
+	PRIMARY KEY (day, turn_id, sentence_index)
+);
+
+COMMENT ON TABLE recite_suggestions IS 'For each miscited sentence the passage(s) that support it; for each uncited but supported one, the citation to add';
+
+COMMENT ON COLUMN recite_suggestions.kind IS '''miscited'' or ''uncited''';
+
+COMMENT ON COLUMN recite_suggestions.sentence IS 'the sentence, markers removed';
+
+COMMENT ON COLUMN recite_suggestions.cited_labels IS 'labels the sentence cites (JSON list)';
+
+COMMENT ON COLUMN recite_suggestions.suggested_labels IS 'labels that support it (JSON list)';
+
+COMMENT ON COLUMN recite_suggestions.source IS 'source of the (first) suggested passage';
+
+COMMENT ON COLUMN recite_suggestions.document_id IS 'document id of the suggested passage';
+
+COMMENT ON COLUMN recite_suggestions.version IS 'version of the suggested passage';
+
+COMMENT ON COLUMN recite_suggestions.judge IS 'the judge that found the supporting passage';
+
+COMMENT ON COLUMN recite_suggestions.score IS 'that judge''s entailment score for the passage, when it gives one';
+
+COMMENT ON COLUMN recite_suggestions.quote IS 'a verified LLM quote from the suggested passage, when there is one';
+
+COMMENT ON COLUMN recite_suggestions.auto_apply IS 'safe to re-cite without a person looking';
+
+COMMENT ON COLUMN recite_suggestions.caution IS 'why not auto-appliable: first_stage_only, has_numbers, ...';
+
+CREATE TABLE IF NOT EXISTS reports (
+	day DATE NOT NULL,
+	run_id VARCHAR(64),
+	trend_days INTEGER NOT NULL,
+	html TEXT NOT NULL,
+	rendered_at TIMESTAMP WITH TIME ZONE NOT NULL,
+	PRIMARY KEY (day)
+);
+
+COMMENT ON TABLE reports IS 'daily HTML report (citecheck report); holds answer and passage text';
+
+COMMENT ON COLUMN reports.run_id IS 'the run whose published rows it shows, if rendered by one';
+
+COMMENT ON COLUMN reports.trend_days IS 'days of history in the trend charts';
 
 CREATE TABLE IF NOT EXISTS review_items (
 	sample_id VARCHAR(40) NOT NULL,
@@ -204,6 +301,7 @@ CREATE TABLE IF NOT EXISTS sentence_verdicts (
 	reason TEXT,
 	llm JSON,
 	first_stage JSON,
+	best_windows JSON,
 	run_id VARCHAR(64) NOT NULL,
 	config_hash VARCHAR(32) NOT NULL,
 	judge_versions VARCHAR(400),
@@ -211,6 +309,8 @@ CREATE TABLE IF NOT EXISTS sentence_verdicts (
 );
 
 COMMENT ON COLUMN sentence_verdicts.first_stage IS 'cascade: the first stage''s {judge, version, supported, score}';
+
+COMMENT ON COLUMN sentence_verdicts.best_windows IS 'NLI judge: best premise window per cited or supporting label';
 
 CREATE TABLE IF NOT EXISTS skipped_turns (
 	day DATE NOT NULL,
@@ -278,9 +378,15 @@ CREATE TABLE IF NOT EXISTS stage_daily_metrics (
 	value FLOAT,
 	answers INTEGER,
 	sentences INTEGER,
+	ci_low FLOAT,
+	ci_high FLOAT,
 	computed_at TIMESTAMP WITH TIME ZONE,
 	PRIMARY KEY (run_id, slice_name, slice_value, metric, averaging)
 );
+
+COMMENT ON COLUMN stage_daily_metrics.ci_low IS 'lower end of the 95 per cent interval of a judged rate, answers as clusters; null when not judged or the value is null (docs/metrics.md)';
+
+COMMENT ON COLUMN stage_daily_metrics.ci_high IS 'upper end of the interval of ci_low';
 
 CREATE TABLE IF NOT EXISTS stage_judgments (
 	run_id VARCHAR(64) NOT NULL,
@@ -290,6 +396,50 @@ CREATE TABLE IF NOT EXISTS stage_judgments (
 	judgment JSON NOT NULL,
 	PRIMARY KEY (run_id, turn_id, sentence_index, stage)
 );
+
+CREATE TABLE IF NOT EXISTS stage_recite_suggestions (
+	run_id VARCHAR(64) NOT NULL,
+	day DATE NOT NULL,
+	turn_id VARCHAR(200) NOT NULL,
+	sentence_index INTEGER NOT NULL,
+	kind VARCHAR(20) NOT NULL,
+	sentence TEXT NOT NULL,
+	cited_labels JSON NOT NULL,
+	suggested_labels JSON NOT NULL,
+	source TEXT,
+	document_id VARCHAR(200),
+	version VARCHAR(100),
+	judge VARCHAR(40),
+	score FLOAT,
+	quote TEXT,
+	auto_apply BOOLEAN NOT NULL,
+	caution VARCHAR(200),
+	PRIMARY KEY (run_id, turn_id, sentence_index)
+);
+
+COMMENT ON COLUMN stage_recite_suggestions.kind IS '''miscited'' or ''uncited''';
+
+COMMENT ON COLUMN stage_recite_suggestions.sentence IS 'the sentence, markers removed';
+
+COMMENT ON COLUMN stage_recite_suggestions.cited_labels IS 'labels the sentence cites (JSON list)';
+
+COMMENT ON COLUMN stage_recite_suggestions.suggested_labels IS 'labels that support it (JSON list)';
+
+COMMENT ON COLUMN stage_recite_suggestions.source IS 'source of the (first) suggested passage';
+
+COMMENT ON COLUMN stage_recite_suggestions.document_id IS 'document id of the suggested passage';
+
+COMMENT ON COLUMN stage_recite_suggestions.version IS 'version of the suggested passage';
+
+COMMENT ON COLUMN stage_recite_suggestions.judge IS 'the judge that found the supporting passage';
+
+COMMENT ON COLUMN stage_recite_suggestions.score IS 'that judge''s entailment score for the passage, when it gives one';
+
+COMMENT ON COLUMN stage_recite_suggestions.quote IS 'a verified LLM quote from the suggested passage, when there is one';
+
+COMMENT ON COLUMN stage_recite_suggestions.auto_apply IS 'safe to re-cite without a person looking';
+
+COMMENT ON COLUMN stage_recite_suggestions.caution IS 'why not auto-appliable: first_stage_only, has_numbers, ...';
 
 CREATE TABLE IF NOT EXISTS stage_sentence_verdicts (
 	run_id VARCHAR(64) NOT NULL,
@@ -313,10 +463,13 @@ CREATE TABLE IF NOT EXISTS stage_sentence_verdicts (
 	reason TEXT,
 	llm JSON,
 	first_stage JSON,
+	best_windows JSON,
 	PRIMARY KEY (run_id, turn_id, sentence_index)
 );
 
 COMMENT ON COLUMN stage_sentence_verdicts.first_stage IS 'cascade: the first stage''s {judge, version, supported, score}';
+
+COMMENT ON COLUMN stage_sentence_verdicts.best_windows IS 'NLI judge: best premise window per cited or supporting label';
 
 CREATE TABLE IF NOT EXISTS stage_skipped (
 	run_id VARCHAR(64) NOT NULL,

@@ -51,7 +51,7 @@ def test_dag_imports_cleanly_without_heavy_modules(tmp_path):
     errors, tasks, heavy = out.stdout.strip().splitlines()[-3:]
     assert errors == "{}"
     assert tasks == str(sorted(["extract", "structural", "judge_shard", "escalate", "aggregate", "validate",
-                                "publish", "record_run"]))
+                                "publish", "monitor", "report", "record_run"]))
     assert heavy == "[]", f"heavy modules imported at parse time: {heavy}"
 
 
@@ -68,6 +68,32 @@ def test_dag_properties():
     assert dag.get_task("extract").execution_timeout is not None
     assert {a.uri for a in dag.get_task("publish").outlets} == {"citecheck://warehouse/daily_metrics"}
     assert {"nli_share", "shards", "llm_sample_rate", "llm_budget_usd"} <= set(dag.params)
+
+
+def test_dag_deployment_properties(monkeypatch):
+    """What a real deployment meets (issue 14): a description, the shards on the `nli` queue by
+    default, one XCom per task (no dict split into keys), the `day` and `min_turns` params, the
+    retry delay left to Airflow's config, escalate's timeout under the broker's visibility timeout."""
+    import importlib.util
+
+    from airflow.dag_processing.dagbag import DagBag
+
+    monkeypatch.delenv("CITECHECK_NLI_QUEUE", raising=False)
+    dag = DagBag(dag_folder=str(REPO / "dags")).dags["citation_metrics_daily"]
+    assert dag.description and "citation" in dag.description.lower()
+    assert dag.get_task("judge_shard").queue == "nli"
+    assert {t.task_id for t in dag.tasks if t.queue != "nli"} == {t.task_id for t in dag.tasks} - {"judge_shard"}
+    assert [t.task_id for t in dag.tasks if getattr(t, "multiple_outputs", False)] == []
+    day = dag.params.get_param("day")
+    assert day.value is None and day.schema["format"] == "date"
+    assert dag.params.get_param("min_turns").schema["minimum"] == 1
+    assert "retry_delay" not in dag.default_args  # [core] default_task_retry_delay (300 s) applies
+    spec = importlib.util.spec_from_file_location("airflow_dev", REPO / "bin" / "airflow_dev.py")
+    airflow_dev = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(airflow_dev)
+    longest = max(t.execution_timeout for t in dag.tasks if t.execution_timeout)
+    assert longest == dag.get_task("escalate").execution_timeout
+    assert longest.total_seconds() < airflow_dev.VISIBILITY_TIMEOUT_S
 
 
 def test_dag_wires_the_job_step_sequence_with_data_flow():
@@ -124,6 +150,10 @@ def test_dag_test_end_to_end(tmp_path, request, backend):
              if r["slice_name"] == "all" and r["averaging"] == "micro"}
     assert micro["citation_recall"] == pytest.approx(0.375)
     assert micro["attachment_rate"] == pytest.approx(0.75)
+    from citecheck.warehouse.reports import report_index  # the report task stored the day's report
+
+    (run_id,) = {r["run_id"] for r in day_metrics(engine, __import__("datetime").date(2026, 11, 30))}
+    assert [(r["day"].isoformat(), r["run_id"]) for r in report_index(engine)] == [("2026-11-30", run_id)]
     logs = out.stdout + out.stderr
     for text in ("nightly hotel cap is 220 euros", "Approved reports are paid within 5 business days"):
         assert text not in logs, "answer or passage text leaked into the task logs"

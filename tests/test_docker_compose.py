@@ -260,6 +260,27 @@ def test_metadata_broker_and_execution_api_point_at_the_stack(compose: dict[str,
     assert any(p.endswith(f":{api['port']}") for p in services(compose)["airflow-apiserver"]["ports"])
 
 
+def test_async_metadata_url_and_visibility_timeout(compose: dict[str, Any]) -> None:
+    """Issue 14: the asyncpg twin of the metadata URL is set, and Redis never hands a running task
+    to a second worker: the visibility timeout outlasts the DAG's longest execution_timeout."""
+    import datetime as dt
+
+    common = compose["x-airflow-common-env"]
+    sync, async_ = make_url(common["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]), make_url(
+        common["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN_ASYNC"])
+    assert async_.drivername == "postgresql+asyncpg"
+    assert async_.set(drivername=sync.drivername) == sync
+    timeouts = [
+        dt.timedelta(**{k.arg: k.value.value for k in node.keywords})
+        for node in ast.walk(_dag_module())
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "dt.timedelta"
+        and all(isinstance(k.value, ast.Constant) for k in node.keywords)
+    ]
+    assert timeouts and max(timeouts) >= dt.timedelta(hours=25)
+    visibility = int(common["AIRFLOW__CELERY_BROKER_TRANSPORT_OPTIONS__VISIBILITY_TIMEOUT"])
+    assert visibility > max(timeouts).total_seconds()
+
+
 def test_nli_worker_alone_listens_on_the_nli_queue(compose: dict[str, Any]) -> None:
     svc = services(compose)
     nli_queue = compose["x-airflow-common-env"]["CITECHECK_NLI_QUEUE"]

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from citecheck.config import config_from_mapping
-from citecheck.metrics import RATE_METRICS
-from citecheck.validation import RULES, validate_day
+from citecheck.metrics import JUDGED_METRICS, RATE_METRICS
+from citecheck.validation import RULES, min_turns_setting, validate_day
 from helpers import load_fixture, score_dicts
 
 ORBIT = load_fixture("orbit_labs.json")
@@ -181,10 +181,33 @@ def test_unjudged_share_falls_back_to_the_overall_row(day):
     _fails_only(validate_day(rows, counts), "unjudged_share_within_limit", "unjudged_share=0.5")
 
 
-def test_an_empty_day_that_reconciles_passes():
+def test_an_empty_day_fails_with_a_readable_reason_even_when_it_reconciles():
     result = validate_day([], {"turns_read": 2, "turns_scored": 0, "turns_skipped": 2}, day="2024-05-03")
-    assert result.success, result.summary()
-    assert result.results["metric_rows"] == 0
+    message = _fails_only(result, "enough_turns", "turns_scored in [1", "turns_scored=0", "turns_read=2",
+                          "turns_skipped=2")
+    assert result.results["metric_rows"] == 0 and result.results["min_turns"] == 1
+    assert "minimum of turns 1" in result.summary(), message
+    nothing = validate_day([], {"turns_read": 0, "turns_scored": 0, "turns_skipped": 0}, day="2024-05-03")
+    _fails_only(nothing, "enough_turns", "turns_scored=0")
+
+
+def test_the_minimum_of_turns_is_configurable(day, monkeypatch):
+    scored = day["counts"]["turns_scored"]
+    assert validate_day(day["rows"], day["counts"], min_turns=scored).success
+    _fails_only(validate_day(day["rows"], day["counts"], min_turns=scored + 1), "enough_turns",
+                f"turns_scored in [{scored + 1}", f"turns_scored={scored}")
+    monkeypatch.setenv("CITECHECK_MIN_TURNS", str(scored + 1))
+    assert min_turns_setting() == scored + 1
+    assert min_turns_setting(3) == 3, "an explicit setting wins over the environment"
+
+
+@pytest.mark.parametrize("bad", [0, -1, "many", "1.5", ""])
+def test_a_minimum_below_one_or_not_a_whole_number_is_an_error(bad, monkeypatch):
+    with pytest.raises(ValueError, match="at least 1"):
+        min_turns_setting(bad)
+    monkeypatch.setenv("CITECHECK_MIN_TURNS", str(bad) or " ")
+    with pytest.raises(ValueError, match="CITECHECK_MIN_TURNS"):
+        min_turns_setting()
 
 
 def test_several_failures_are_all_reported(day):
@@ -195,3 +218,19 @@ def test_several_failures_are_all_reported(day):
     assert result.failed_rules == ["rate_in_unit_interval", "turns_reconcile", "unique_metric_key"]
     assert len(result.failures) == 3
     assert result.summary().count("FAIL ") == 3
+
+
+def test_an_interval_that_misses_its_value_fails(day):
+    rows = _rows(day)
+    row = _row(rows, "citation_recall", averaging="macro")
+    assert row["ci_low"] is not None
+    row["ci_low"] = row["value"] + 0.01
+    _fails_only(validate_day(rows, day["counts"]), "interval_contains_value", "metric=citation_recall",
+                "averaging=macro")
+
+
+def test_an_interval_on_a_null_value_fails(day):
+    rows = _rows(day)
+    row = next(r for r in rows if r["denominator"] == 0 and r["metric"] in JUDGED_METRICS)
+    row["ci_low"], row["ci_high"] = 0.1, 0.9
+    _fails_only(validate_day(rows, day["counts"]), "no_interval_without_value", f"metric={row['metric']}")

@@ -55,10 +55,12 @@ def _summary(payload: dict[str, Any]) -> Iterator[str]:
            f" · judge {run['judge']} {run['judge_version'] or ''} · config {run['config_hash']}")
     from citecheck.metrics import HEADLINE_METRICS
 
-    yield f"{'metric':<26}{'micro':>10}{'macro':>10}"
+    yield f"{'metric':<26}{'micro':>10}{'macro':>10}  micro 95% interval"
     for name in HEADLINE_METRICS:
         row = [payload["metrics"][avg].get(name) for avg in ("micro", "macro")]
-        yield f"{name:<26}" + "".join(f"{'null':>10}" if v is None else f"{v:>10.3f}" for v in row)
+        ci = payload["metrics"].get("intervals", {}).get("micro", {}).get(name) or {}
+        span = "" if ci.get("ci_low") is None else f"  [{ci['ci_low']:.3f}, {ci['ci_high']:.3f}]"
+        yield f"{name:<26}" + "".join(f"{'null':>10}" if v is None else f"{v:>10.3f}" for v in row) + span
     for skip in payload["skipped"][:10]:
         yield f"skipped line {skip['line']} ({skip['turn_id']}): {skip['reason']}"
 
@@ -82,6 +84,21 @@ def cmd_score(args: argparse.Namespace, *, judged: bool = True) -> int:
     for problem in payload.get("invariant_violations", []):
         sys.stderr.write(f"invariant violated: {problem}\n")
     return EXIT_SKIPPED if skipped else EXIT_OK
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from citecheck.compare import CompareError, compare_files, format_comparison
+
+    try:
+        result = compare_files(args.base, args.candidate, args.key)
+    except CompareError as exc:
+        sys.stderr.write(f"citecheck compare: error: {exc}\n")
+        return EXIT_USAGE
+    if args.json:
+        _write(result, None)
+    else:
+        print(format_comparison(result))
+    return EXIT_OK
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
@@ -215,7 +232,8 @@ def cmd_load_turns(args: argparse.Namespace) -> int:
 def _job_settings(args: argparse.Namespace):
     from citecheck.job import settings_from_env
 
-    params = {k: getattr(args, k, None) for k in ("nli_share", "shards", "llm_sample_rate", "llm_budget_usd")}
+    params = {k: getattr(args, k, None)
+              for k in ("nli_share", "shards", "llm_sample_rate", "llm_budget_usd", "min_turns")}
     return settings_from_env(params)
 
 
@@ -264,7 +282,62 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     for row in rows:
         if row["slice_name"] == "all" and row["averaging"] == "micro":
             value = "null" if row["value"] is None else f"{row['value']:.3f}"
-            print(f"{row['metric']:<34}{value:>8}  ({row['numerator']:g}/{row['denominator']:g})")
+            ci = "" if row.get("ci_low") is None else f"  95% [{row['ci_low']:.3f}, {row['ci_high']:.3f}]"
+            print(f"{row['metric']:<34}{value:>8}  ({row['numerator']:g}/{row['denominator']:g}){ci}")
+    return EXIT_OK
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from citecheck.report import ReportError, write_report
+
+    try:
+        path = write_report(_engine(), args.day, args.out, args.days, store=args.store)
+    except ReportError as exc:
+        sys.stderr.write(f"citecheck: error: {exc}\n")
+        return EXIT_USAGE
+    print(f"report for {args.day} written to {path.resolve()}" + (" and stored in the warehouse" if args.store else ""))
+    return EXIT_OK
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text}")
+    return value
+
+
+def cmd_alerts(args: argparse.Namespace) -> int:
+    from citecheck.monitor import alerts_between, slice_label
+
+    alerts = alerts_between(_engine(), args.from_, args.to)
+    if args.json:
+        sys.stdout.write(json.dumps(alerts, indent=2, ensure_ascii=False) + "\n")
+        return EXIT_OK
+    for a in alerts:
+        print(f"{a['day']}  {a['metric']:<34} {slice_label(a):<30} {a['averaging']:<6}"
+              f"{a['baseline']:>10.4g} -> {a['value']:<10.4g} {a['direction']:<5} {a['rule']}")
+    if not alerts:
+        print(f"no alerts from {args.from_} to {args.to}")
+    return EXIT_OK
+
+
+def cmd_suggestions(args: argparse.Namespace) -> int:
+    import csv
+
+    from citecheck.suggestions import suggestions_for
+    from citecheck.warehouse.publish import SUGGESTION_COLUMNS
+
+    rows = suggestions_for(_engine(), args.day)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
+        return EXIT_OK
+    writer = csv.DictWriter(sys.stdout, fieldnames=SUGGESTION_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:  # list columns as JSON text in their cell
+        writer.writerow({k: json.dumps(v) if isinstance(v, list) else v for k, v in row.items()})
     return EXIT_OK
 
 
@@ -343,6 +416,8 @@ def _add_job_params(p: argparse.ArgumentParser) -> None:
     p.add_argument("--shards", type=int, help="judge shards")
     p.add_argument("--llm-sample-rate", type=float)
     p.add_argument("--llm-budget-usd", type=float)
+    p.add_argument("--min-turns", type=int, help="fewest scored turns a day needs to publish (default 1, or "
+                   "CITECHECK_MIN_TURNS); an emptier day fails validation and keeps what was published")
     p.add_argument("--force", action="store_true", help="rerun days already published with the same config")
 
 
@@ -365,6 +440,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config")
     p.add_argument("--out")
     p.set_defaults(func=lambda a: cmd_score(a, judged=False))
+
+    p = sub.add_parser("compare", help="paired comparison of two `score` outputs of the same questions")
+    p.add_argument("--base", required=True, help="score output (JSON) of the base version")
+    p.add_argument("--candidate", required=True, help="score output (JSON) of the candidate version")
+    p.add_argument("--key", default="turn_id", help="pair items by turn_id (default), question or attributes.NAME")
+    p.add_argument("--json", action="store_true", help="write the comparison as a JSON object")
+    p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("calibrate", help="judge calibration report against human labels (SPEC §6)")
     p.add_argument("--labels", help="JSON: rows with 'human' and 'judge' booleans")
@@ -412,6 +494,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--day", type=_day, required=True)
     p.add_argument("--json", action="store_true", help="JSON list of rows")
     p.set_defaults(func=cmd_metrics)
+
+    p = sub.add_parser("report", help="write a published day's self-contained HTML report")
+    p.add_argument("--day", type=_day, required=True)
+    p.add_argument("--days", type=_positive, default=28, help="days of history in the trend charts (default 28)")
+    p.add_argument("--out", required=True, help="HTML file to write")
+    p.add_argument("--store", action="store_true",
+                   help="also store it in the warehouse (reports table), where the Airflow plugin serves it")
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("alerts", help="print the step-change alerts of a range of days")
+    p.add_argument("--from", dest="from_", type=_day, required=True)
+    p.add_argument("--to", type=_day, required=True)
+    p.add_argument("--json", action="store_true", help="JSON list of alerts")
+    p.set_defaults(func=cmd_alerts)
+
+    p = sub.add_parser("suggestions", help="print a published day's re-cite suggestions")
+    p.add_argument("--day", type=_day, required=True)
+    p.add_argument("--format", choices=["csv", "json"], default="csv")
+    p.set_defaults(func=cmd_suggestions)
+
 
     p = sub.add_parser("review", help="human review: export a blind sample, import labels, report judge quality")
     review = p.add_subparsers(dest="review_command", required=True)

@@ -13,12 +13,14 @@ that judged population, so `citation_recall <= judged_attachment_rate` holds on 
 from __future__ import annotations
 
 import re
+from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from citecheck.config import Config
+from citecheck.intervals import ClusterTotals, Interval, harmonic_mean_gradient, mean_variance, proportion_intervals
 from citecheck.model import StructuredTurn
 from citecheck.ratio import Ratio
 from citecheck.verdicts import (
@@ -36,6 +38,7 @@ from citecheck.verdicts import (
 METRICS: dict[str, tuple[str, str, float]] = {
     "unknown_label_rate": ("unknown_labels", "citations", 1.0),
     "unknown_labels_per_1000_answers": ("unknown_labels", "answers", 1000.0),
+    "rewrite_or_block_per_1000_answers": ("answers_rewrite_or_block", "answers", 1000.0),
     "stale_label_rate": ("stale_labels", "citations", 1.0),
     "attachment_rate": ("attached", "check_worthy_sentences", 1.0),
     "refusal_rate": ("refusals", "answers", 1.0),
@@ -66,14 +69,18 @@ COUNT_KEYS = (
     "judged_citations", "credited_citations", "supported", "miscited", "uncited_supported", "unsupported",
     "partial", "contradicted", "faithful", "agreement_sample", "first_stage_agree",
     "agreement_sample_llm_supported", "agreement_sample_llm_unsupported", "first_stage_false_pass",
-    "first_stage_false_fail",
+    "first_stage_false_fail", "answers_rewrite_or_block",
 )
 DERIVED = ("citation_f1",)
 METRIC_NAMES = (*METRICS, *DERIVED)
 RATE_METRICS = tuple(m for m, (_, _, scale) in METRICS.items() if scale == 1.0) + DERIVED
 JUDGED_METRICS = frozenset(m for m, (_, den, _) in METRICS.items() if den.startswith(("judged", "selected"))
                            or den.startswith("agreement")) | frozenset(DERIVED)
-TURN_LEVEL_METRICS = frozenset({"refusal_rate", "unknown_labels_per_1000_answers", "cited_char_share"})
+TURN_LEVEL_METRICS = frozenset({"refusal_rate", "unknown_labels_per_1000_answers", "cited_char_share",
+                                "rewrite_or_block_per_1000_answers"})
+# An answer a runtime checker would rewrite or block: any unknown label, or a judged check-worthy
+# sentence with one of these verdicts.
+REWRITE_OR_BLOCK_VERDICTS = frozenset({UNSUPPORTED, MISCITED})
 # What the CLI summary, `bin/run_dag.py` and the `daily_metrics_wide` view show, in this order.
 HEADLINE_METRICS = (
     "attachment_rate", "citation_recall", "citation_precision", "citation_f1", "support_rate_of_cited",
@@ -86,6 +93,13 @@ RECALL_UPPER_BOUNDS = ("judged_attachment_rate", "faithfulness")
 # more citations; `multi_citation_share` counts sentences with three or more (a padding signal).
 MULTI_CITATION_SLICE_MIN = 2
 PADDING_MIN_CITATIONS = 3
+# What the intervals sum per judged answer, with cross products (citecheck.intervals.ClusterTotals):
+# the counts behind the judged metrics (micro), then the answer's own judged metric values (macro).
+JUDGED_COUNT_KEYS = tuple(dict.fromkeys(key for m, (num, den, _) in METRICS.items() if m in JUDGED_METRICS
+                                        for key in (num, den)))
+JUDGED_MACRO_NAMES = tuple(m for m in METRIC_NAMES if m in JUDGED_METRICS)
+INTERVAL_MEAN_KEYS = tuple(f"macro:{m}" for m in JUDGED_MACRO_NAMES)
+_ZEROS = (0,) * len(JUDGED_COUNT_KEYS)
 
 _NUMBER = re.compile(r"\d")
 
@@ -130,6 +144,7 @@ def _counts(scored: ScoredTurn, verdicts: Sequence[SentenceVerdict], *, whole: b
     stale = markers = after_stop = repeated = on_non_claims = 0
     worthy = attached = multi = selected_n = unjudged_n = 0
     judged = judged_attached = judged_citations = credited = faithful = 0
+    rewrite = False
     selected = scored.selected
     for v in verdicts:
         s = v.sentence
@@ -161,6 +176,7 @@ def _counts(scored: ScoredTurn, verdicts: Sequence[SentenceVerdict], *, whole: b
         judged_citations += n_labels
         credited += sum(v.credited.values())
         c[v.verdict] += 1
+        rewrite = rewrite or v.verdict in REWRITE_OR_BLOCK_VERDICTS
         faithful += v.faithful
         _agreement_counts(c, v)
     if whole or verdicts:
@@ -188,6 +204,8 @@ def _counts(scored: ScoredTurn, verdicts: Sequence[SentenceVerdict], *, whole: b
         c["credited_citations"] = credited
         c["faithful"] = faithful
     c["judged_answers"] = int(selected)
+    if whole:
+        c["answers_rewrite_or_block"] = int(rewrite or unknown_labels > 0)
     return c
 
 
@@ -279,23 +297,79 @@ class _SliceAccumulator:
     counts: Counter[str] = field(default_factory=Counter)
     macro_sum: Counter[str] = field(default_factory=Counter)
     macro_n: Counter[str] = field(default_factory=Counter)
+    spread: ClusterTotals | None = None  # sums over judged answers: the intervals
 
-    def add(self, counts: Counter[str], macro: list[tuple[str, float]] | None = None) -> None:
-        """Pool an answer's counts; `macro` is `_macro_values(counts)` when the caller has it."""
+    def add(self, counts: Counter[str], macro: list[tuple[str, float]] | None = None,
+            interval_row: array | None = None) -> None:
+        """Pool an answer's counts; `macro` is `_macro_values(counts)` and `interval_row`
+        `_interval_row(counts, macro)` when the caller has them."""
         pooled = self.counts  # a plain loop: Counter.update's Mapping check costs more than the sums
         get = pooled.get
         for key, n in counts.items():
             pooled[key] = get(key, 0) + n
         sums, ns = self.macro_sum, self.macro_n
-        for name, value in _macro_values(counts) if macro is None else macro:
+        if macro is None:
+            macro = _macro_values(counts)
+        for name, value in macro:
             sums[name] = sums.get(name, 0) + value
             ns[name] = ns.get(name, 0) + 1
+        if self.spread is not None and counts.get("judged_answers"):  # one cluster per judged answer
+            self.spread.add(_interval_row(counts, macro) if interval_row is None else interval_row)
 
     def micro(self) -> dict[str, Ratio]:
         return ratios(self.counts)
 
     def macro(self) -> dict[str, Ratio]:
         return {name: Ratio(self.macro_sum[name], self.macro_n[name]) for name in METRIC_NAMES}
+
+    def micro_intervals(self) -> dict[str, Interval | None]:
+        """95% intervals of the judged micro rates, answers as clusters (see citecheck.intervals)."""
+        spread = self.spread
+        if spread is None:
+            return {}
+        micro = self.micro()
+        names, args = [], []
+        for name, (num, den, _) in METRICS.items():
+            if name in JUDGED_METRICS:
+                names.append(name)
+                args.append((micro[name].value, spread.ratio_variance(num, den), spread.clusters_with(den),
+                             spread.total(den)))
+        recall, precision = micro["citation_recall"].value, micro["citation_precision"].value
+        if recall is not None and precision is not None:  # F1 of the two ratios: its gradient over the totals
+            (rn, rd, _), (pn, pd, _) = METRICS["citation_recall"], METRICS["citation_precision"]
+            d_recall, d_precision = harmonic_mean_gradient(recall, precision)
+            rx, px = spread.total(rd), spread.total(pd)
+            variance = spread.linearized_variance({rn: d_recall / rx, rd: -d_recall * recall / rx,
+                                                   pn: d_precision / px, pd: -d_precision * precision / px})
+            names.append("citation_f1")
+            args.append((micro["citation_f1"].value, variance,
+                         min(spread.clusters_with(rd), spread.clusters_with(pd)), min(rx, px)))
+        return dict(zip(names, proportion_intervals(*zip(*args, strict=True)), strict=True))
+
+    def macro_intervals(self) -> dict[str, Interval | None]:
+        """95% intervals of the judged macro rates: the mean of one value per answer."""
+        spread = self.spread
+        if spread is None:
+            return {}
+        args = []
+        for name in JUDGED_MACRO_NAMES:
+            n, total = self.macro_n[name], self.macro_sum[name]
+            variance = mean_variance(n, total, spread.sum_of_squares(f"macro:{name}"))
+            args.append((total / n if n else None, variance, n, n))
+        return dict(zip(JUDGED_MACRO_NAMES, proportion_intervals(*zip(*args, strict=True)), strict=True))
+
+
+def _interval_row(counts: Mapping[str, float], macro: list[tuple[str, float]]) -> array:
+    """One judged answer's row for the intervals: its `JUDGED_COUNT_KEYS` counts, then its
+    `JUDGED_MACRO_NAMES` values (a macro value the answer lacks is 0: its square
+    adds nothing, and `macro_n` counts only the answers that have one)."""
+    # an array of doubles: built once per answer, copied into every slice's buffer without conversion
+    return array("d", [*map(counts.get, JUDGED_COUNT_KEYS, _ZEROS), *map(dict(macro).get, JUDGED_MACRO_NAMES, _ZEROS)])
+
+
+def interval_json(ci: Interval | None) -> dict[str, float | None]:
+    """`ci_low` and `ci_high` of an interval, both None for none (a null value, or not judged)."""
+    return {"ci_low": None if ci is None else ci.low, "ci_high": None if ci is None else ci.high}
 
 
 def length_bucket(n_sentences: int, buckets: Sequence[int]) -> str:
@@ -310,28 +384,32 @@ def length_bucket(n_sentences: int, buckets: Sequence[int]) -> str:
 class MetricAccumulator:
     """Streams scored turns into per-slice counts; memory grows with slices, not with turns."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, *, intervals: bool = True) -> None:
+        """`intervals=False` leaves `ci_low`/`ci_high` null (the bench's baseline)."""
         self.config = config
+        self.intervals = intervals
         self._slices: dict[tuple[str, str], _SliceAccumulator] = {}
 
     def _acc(self, name: str, value: str) -> _SliceAccumulator:
         key = (name, value)
         acc = self._slices.get(key)
         if acc is None:
-            acc = self._slices[key] = _SliceAccumulator()
+            spread = ClusterTotals(JUDGED_COUNT_KEYS, INTERVAL_MEAN_KEYS) if self.intervals else None
+            acc = self._slices[key] = _SliceAccumulator(spread=spread)
         return acc
 
     def add(self, scored: ScoredTurn) -> Counter[str]:
         counts = turn_counts(scored)
         macro = _macro_values(counts)
-        self._acc("all", "all").add(counts, macro)
+        row = _interval_row(counts, macro) if self.intervals and counts.get("judged_answers") else None
+        self._acc("all", "all").add(counts, macro, row)
         attrs = scored.structured.turn.attributes
         keys = self.config.slice_attributes or tuple(attrs)
         for key in keys:
             if key in attrs:
-                self._acc(f"attribute:{key}", attrs[key]).add(counts, macro)
+                self._acc(f"attribute:{key}", attrs[key]).add(counts, macro, row)
         verdicts = scored.verdicts
-        self._acc("answer_length", length_bucket(len(verdicts), self.config.length_buckets)).add(counts, macro)
+        self._acc("answer_length", length_bucket(len(verdicts), self.config.length_buckets)).add(counts, macro, row)
         turn = scored.structured.turn
         # a sentence slice holding every sentence has the answer's own counts (no answer-level extras)
         plain = not turn.pointer_problems and turn.answer_format != "anthropic_blocks"
@@ -342,7 +420,7 @@ class MetricAccumulator:
                 if not subset:
                     continue
                 if plain and len(subset) == len(verdicts):
-                    self._acc(name, value).add(counts, macro)
+                    self._acc(name, value).add(counts, macro, row)
                 else:
                     self._acc(name, value).add(_counts(scored, subset, whole=False))
         return counts
@@ -359,20 +437,27 @@ class MetricAccumulator:
         acc = self._slices.get((slice_name, slice_value))
         return Counter(acc.counts) if acc else Counter()
 
-    def summary(self) -> dict[str, dict[str, float | None]]:
+    def summary(self) -> dict[str, dict[str, Any]]:
+        """Overall values per averaging, plus `intervals`: averaging → judged metric →
+        {"ci_low", "ci_high"} (both null where the value is null)."""
         acc = self._slices.get(("all", "all")) or _SliceAccumulator()
-        return {"micro": values(acc.micro()), "macro": values(acc.macro())}
+        spans = {"micro": acc.micro_intervals(), "macro": acc.macro_intervals()}
+        return {"micro": values(acc.micro()), "macro": values(acc.macro()),
+                "intervals": {avg: {m: interval_json(by.get(m)) for m in METRIC_NAMES if m in JUDGED_METRICS}
+                              for avg, by in spans.items()}}
 
     def rows(self) -> list[dict[str, Any]]:
         """Long rows: one per (slice, metric, averaging), as the daily metrics table stores them."""
         out: list[dict[str, Any]] = []
         for (slice_name, slice_value), acc in sorted(self._slices.items()):
             sentence_slice = slice_name in ("has_number", "multi_citation")
-            for averaging, metric_map in (("micro", acc.micro()), ("macro", acc.macro())):
+            for averaging, metric_map, spans in (("micro", acc.micro(), acc.micro_intervals()),
+                                                 ("macro", acc.macro(), acc.macro_intervals())):
                 for metric, r in metric_map.items():
                     if sentence_slice and metric in TURN_LEVEL_METRICS:
                         continue
                     judged = metric in JUDGED_METRICS
+                    ci = spans.get(metric)
                     out.append({
                         "slice_name": slice_name,
                         "slice_value": slice_value,
@@ -383,6 +468,7 @@ class MetricAccumulator:
                         "value": r.value,
                         "answers": acc.counts["judged_answers" if judged else "answers"],
                         "sentences": acc.counts["judged_sentences" if judged else "check_worthy_sentences"],
+                        **interval_json(ci),
                     })
         return out
 
@@ -415,6 +501,7 @@ def verdict_counts(verdicts: Iterable[SentenceVerdict]) -> Counter[str]:
 
 __all__ = [
     "CONTRADICTED",
+    "HEADLINE_METRICS",
     "METRICS",
     "METRIC_NAMES",
     "MISCITED",

@@ -218,6 +218,8 @@ def turn_json(scored: ScoredTurn, *, judged: bool = True) -> dict[str, Any]:
     out: dict[str, Any] = {
         "turn_id": st.turn_id,
         "conversation_id": st.turn.conversation_id,
+        "question": st.turn.question,
+        "attributes": dict(st.turn.attributes),
         "is_refusal": st.is_refusal,
         "sentences": [sentence_json(v, judged=judged) for v in scored.verdicts],
         "pointer_problems": [

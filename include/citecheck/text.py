@@ -28,3 +28,14 @@ def quote_in_passage(quote: str, passage: str) -> bool:
 def text_hash(text: str) -> str:
     """A stable short hash of a text, for cache keys."""
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def find_span(passage: str, quote: str) -> tuple[int, int] | None:
+    """(start, end) of `quote` in `passage` matched as `quote_in_passage` matches (whitespace runs,
+    case and curly quotes ignored), as offsets into the original passage; None when absent."""
+    words = quote.translate(_APOSTROPHES).split()
+    if not words:
+        return None
+    pattern = r"\s+".join(re.escape(w) for w in words)
+    found = re.search(pattern, passage.translate(_APOSTROPHES), re.IGNORECASE)
+    return (found.start(), found.end()) if found else None

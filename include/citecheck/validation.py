@@ -4,11 +4,14 @@ GE runs in-process with an ephemeral context (no project files, no Airflow provi
 batches are validated, each by its own suite:
 
 - `metric_rows`: the long rows (one per day, slice, metric, averaging) — rates in [0, 1],
-  unique and non-null keys, value null exactly when the denominator is 0;
+  unique and non-null keys, value null exactly when the denominator is 0, and where a 95% interval
+  is given, ci_low <= value <= ci_high inside [0, 1] (no interval on a null value);
 - `metric_pairs`: the rows pivoted wide per (day, slice, averaging) — `citation_recall` at most
   `judged_attachment_rate` and at most `faithfulness` (SPEC §5 invariants);
 - `run_counts`: one row of the run's counts — every turn read is scored or skipped, the metric rows
-  cover the scored turns, and the unjudged share is within its limit (SPEC §4).
+  cover the scored turns, the unjudged share is within its limit (SPEC §4), and the day has at
+  least the minimum of scored turns (`min_turns`, default 1): an empty or missing day fails with
+  that reason, so it is never published as a healthy day nor replaces a day that had data.
 
 Every expectation carries `meta.rule`, the name the failures and the summary use.
 """
@@ -16,6 +19,7 @@ Every expectation carries `meta.rule`, the name the failures and the summary use
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import math
 import os
 import time
@@ -23,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from citecheck.config import ConfigError
 from citecheck.metrics import RATE_METRICS, RECALL_UPPER_BOUNDS
 from citecheck.serialize import jsonable
 
@@ -30,13 +35,16 @@ RECALL = "citation_recall"
 RECALL_BOUNDS = RECALL_UPPER_BOUNDS
 METRIC_KEYS = ("slice_name", "slice_value", "metric", "averaging")
 PAIR_KEYS = ("slice_name", "slice_value", "averaging")
-ROW_COLUMNS = (*METRIC_KEYS, "numerator", "denominator", "value", "answers", "sentences")
+ROW_COLUMNS = (*METRIC_KEYS, "numerator", "denominator", "value", "answers", "sentences", "ci_low", "ci_high")
 COUNT_COLUMNS = ("turns_read", "turns_scored", "turns_skipped")
 MAX_EXAMPLES = 5
+DEFAULT_MIN_TURNS = 1
+MIN_TURNS_ENV = "CITECHECK_MIN_TURNS"
 # derived count columns -> the counts they come from, printed beside them in failures
 CONTEXT = {
     "turns_scored_plus_skipped": ("turns_scored", "turns_skipped"),
     "unjudged_share": ("unjudged_sentences", "selected_sentences"),
+    "turns_scored": ("turns_read", "turns_skipped"),
 }
 
 # rule -> what it checks, in the words the summary prints
@@ -47,12 +55,30 @@ RULES: dict[str, str] = {
     "unique_metric_key": "one row per (day, slice_name, slice_value, metric, averaging)",
     "key_not_null": "key columns are never null",
     "null_iff_zero_denominator": "value is null exactly when the denominator is 0",
+    "interval_contains_value": "ci_low <= value <= ci_high where both are given, the interval inside [0, 1]",
+    "no_interval_without_value": "ci_low and ci_high are null where the denominator is 0 (value null)",
     "counts_present": "turns_read, turns_scored and turns_skipped are given",
     "turns_reconcile": "turns_read == turns_scored + turns_skipped",
     "metrics_cover_scored_turns": "answers of the overall slice (refusal_rate micro denominator; 0 when "
                                   "missing) == turns_scored",
     "unjudged_share_within_limit": "unjudged_sentences / selected_sentences <= the unjudged limit",
+    "enough_turns": "turns_scored >= the minimum of turns (an empty or missing day is not a healthy day)",
 }
+
+
+def min_turns_setting(value: Any = None) -> int:
+    """The minimum of scored turns a day needs to be published: `value` when given, else
+    CITECHECK_MIN_TURNS, else 1. At least 1: an empty day is never published. Anything else is a
+    `ConfigError` (a ValueError) naming where the value came from."""
+    raw = value if value is not None else os.environ.get(MIN_TURNS_ENV) or DEFAULT_MIN_TURNS
+    try:
+        number = int(str(raw).strip())
+    except ValueError:
+        number = 0
+    if number < 1 or str(raw).strip() != str(number):
+        raise ConfigError(f"the minimum of turns must be a whole number of at least 1, got {raw!r} "
+                         f"(from {'the setting' if value is not None else MIN_TURNS_ENV})")
+    return number
 
 
 @dataclass
@@ -75,7 +101,8 @@ class ValidationResult:
             f"Great Expectations validation {head}: {r.get('failed', 0)} of {r.get('evaluated', 0)} "
             f"expectations failed ({r.get('metric_rows', 0)} metric rows, "
             f"{r.get('pair_rows', 0)} slice x averaging rows, "
-            f"unjudged limit {r.get('unjudged_limit')}, {r.get('seconds', 0):.2f}s)"
+            f"unjudged limit {r.get('unjudged_limit')}, minimum of turns {r.get('min_turns')}, "
+            f"{r.get('seconds', 0):.2f}s)"
         ]
         for exp in r.get("expectations", []):
             mark = "ok  " if exp["success"] else "FAIL"
@@ -84,12 +111,28 @@ class ValidationResult:
         return "\n".join(lines)
 
 
-def validate_day(rows: Sequence[Mapping[str, Any]], run_counts: Mapping[str, Any], *,
-                 unjudged_limit: float = 0.2, day: dt.date | str | None = None) -> ValidationResult:
-    """Validate one day's metric rows and run counts; `day` fills rows that carry none
-    (pipeline rows do not; warehouse rows do)."""
-    started = time.perf_counter()
+def import_great_expectations_quietly() -> None:
+    """Import GE with its loggers at WARNING: at INFO it logs a line for each public function it
+    registers on import and one per ephemeral context (200+ lines of a task log); its warnings and
+    errors still show. No usage statistics are sent (GX_ANALYTICS_ENABLED)."""
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
+    logging.getLogger("great_expectations").setLevel(logging.WARNING)
+    import great_expectations  # noqa: F401  (some modules set their own logger to INFO on import)
+
+    for name, logger in list(logging.root.manager.loggerDict.items()):
+        if name.startswith("great_expectations.") and isinstance(logger, logging.Logger) and logger.level:
+            logger.setLevel(max(logger.level, logging.WARNING))
+
+
+def validate_day(rows: Sequence[Mapping[str, Any]], run_counts: Mapping[str, Any], *,
+                 unjudged_limit: float = 0.2, day: dt.date | str | None = None,
+                 min_turns: int = DEFAULT_MIN_TURNS) -> ValidationResult:
+    """Validate one day's metric rows and run counts; `day` fills rows that carry none
+    (pipeline rows do not; warehouse rows do); a day with fewer than `min_turns` scored turns
+    fails (`enough_turns`)."""
+    started = time.perf_counter()
+    min_turns = min_turns_setting(min_turns)
+    import_great_expectations_quietly()
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
@@ -98,7 +141,7 @@ def validate_day(rows: Sequence[Mapping[str, Any]], run_counts: Mapping[str, Any
     context = gx.get_context(mode="ephemeral")
     context.variables.progress_bars = ProgressBarsConfig(globally=False)
     source = context.data_sources.add_pandas("citecheck")
-    suites = _suites(has_day, unjudged_limit)
+    suites = _suites(has_day, unjudged_limit, min_turns)
 
     expectations: list[dict[str, Any]] = []
     failures: list[str] = []
@@ -122,6 +165,7 @@ def validate_day(rows: Sequence[Mapping[str, Any]], run_counts: Mapping[str, Any
         "failed": sum(not e["success"] for e in expectations),
         "failed_rules": failed_rules,
         "unjudged_limit": unjudged_limit,
+        "min_turns": min_turns,
         "metric_rows": len(frames["metric_rows"]),
         "pair_rows": len(frames["metric_pairs"]),
         "counts": {k: int(v) if isinstance(v, float) and v.is_integer() and k != "unjudged_share" else v
@@ -144,7 +188,7 @@ def _frames(rows: Sequence[Mapping[str, Any]], run_counts: Mapping[str, Any],
             long[col] = None
     if day is not None:
         long["day"] = long["day"].where(long["day"].notna(), day) if "day" in long.columns else day
-    for col in ("numerator", "denominator", "value", "answers", "sentences"):
+    for col in ("numerator", "denominator", "value", "answers", "sentences", "ci_low", "ci_high"):
         long[col] = pd.to_numeric(long[col], errors="coerce").astype(float)
     long = long.reset_index(drop=True)
     return {"metric_rows": long, "metric_pairs": _pairs(long), "run_counts": _counts(long, run_counts)}
@@ -203,7 +247,7 @@ def _counts(long: Any, run_counts: Mapping[str, Any]) -> Any:
 
 # --- the expectations -----------------------------------------------------------------------
 
-def _suites(has_day: bool, unjudged_limit: float) -> dict[str, list[Any]]:
+def _suites(has_day: bool, unjudged_limit: float, min_turns: int) -> dict[str, list[Any]]:
     import great_expectations.expectations as gxe
     from great_expectations.expectations.row_conditions import Column
 
@@ -223,6 +267,16 @@ def _suites(has_day: bool, unjudged_limit: float) -> dict[str, list[Any]]:
                                        meta=meta("null_iff_zero_denominator")),
         gxe.ExpectColumnValuesToNotBeNull(column="value", row_condition=Column("denominator") != 0,
                                           meta=meta("null_iff_zero_denominator")),
+        gxe.ExpectColumnPairValuesAToBeGreaterThanB(column_A="value", column_B="ci_low", or_equal=True,
+                                                    ignore_row_if="either_value_is_missing",
+                                                    meta=meta("interval_contains_value")),
+        gxe.ExpectColumnPairValuesAToBeGreaterThanB(column_A="ci_high", column_B="value", or_equal=True,
+                                                    ignore_row_if="either_value_is_missing",
+                                                    meta=meta("interval_contains_value")),
+        *(gxe.ExpectColumnValuesToBeBetween(column=c, min_value=0, max_value=1, meta=meta("interval_contains_value"))
+          for c in ("ci_low", "ci_high")),
+        *(gxe.ExpectColumnValuesToBeNull(column=c, row_condition=Column("denominator") == 0,
+                                         meta=meta("no_interval_without_value")) for c in ("ci_low", "ci_high")),
     ]
     pairs = [
         gxe.ExpectColumnPairValuesAToBeGreaterThanB(
@@ -241,6 +295,8 @@ def _suites(has_day: bool, unjudged_limit: float) -> dict[str, list[Any]]:
                                             meta=meta("metrics_cover_scored_turns")),
         gxe.ExpectColumnValuesToBeBetween(column="unjudged_share", min_value=0, max_value=unjudged_limit,
                                           meta=meta("unjudged_share_within_limit")),
+        gxe.ExpectColumnValuesToBeBetween(column="turns_scored", min_value=min_turns,
+                                          meta=meta("enough_turns")),
     ]
     return {"metric_rows": rows, "metric_pairs": pairs, "run_counts": counts}
 
@@ -332,4 +388,5 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-__all__ = ["RULES", "ValidationResult", "validate_day"]
+__all__ = ["DEFAULT_MIN_TURNS", "MIN_TURNS_ENV", "RULES", "ValidationResult", "import_great_expectations_quietly",
+           "min_turns_setting", "validate_day"]

@@ -80,3 +80,12 @@ def _credit(sentence: Sentence, verdict: str, judgment: Judgment) -> dict[str, b
         else:
             credited[label] = alce_credited(judgment, label, supported=verdict == SUPPORTED)
     return credited
+
+
+def evidence_windows(v: SentenceVerdict) -> dict[str, str] | None:
+    """The NLI judge's best premise window (`detail["best_windows"]`) of each passage the sentence
+    cites or is supported by: what a reader needs to see the supporting span; None when there is none."""
+    windows = (v.judgment.detail.get("best_windows") if v.judgment else None) or {}
+    wanted = (*v.sentence.labels, *v.supported_elsewhere_by)
+    kept = {label: window for label in wanted if isinstance(window := windows.get(label), str) and window}
+    return kept or None

@@ -3,7 +3,7 @@
 - `settings`: `JobSettings` (what a run depends on; its hash goes with every output row),
   `settings_from_env`, `build_judge`
 - `steps`: `DayRun`, the steps (extract → structural → judge_shard → escalate → aggregate →
-  validate → publish → record_run) and `run_steps`, THE sequence; the DAG wires the same steps
+  validate → publish → monitor → report → record_run) and `run_steps`, THE sequence; the DAG wires the same steps
 
 No SQL lives here: storage is `citecheck.warehouse`'s, scoring `citecheck.pipeline`'s.
 """
@@ -34,8 +34,10 @@ from citecheck.job.steps import (
     extract,
     judge_shard,
     merge_judge_stats,
+    monitor,
     publish,
     record_run,
+    report,
     run_steps,
     structural,
     validate,
@@ -45,8 +47,8 @@ from citecheck.warehouse import day_metrics, published_config_hash
 __all__ = [
     "DEFAULT_JUDGE_SPEC", "STEP_NAMES", "BackfillReport", "DayRun", "JobSettings", "ValidationFailed", "aggregate",
     "backfill", "build_judge", "day_metrics", "escalate", "extract", "judge_shard", "merge_judge_stats",
-    "new_run_id", "publish", "published_config_hash", "record_run", "run_day", "run_steps", "sample_settings",
-    "settings_from_env", "structural", "validate",
+    "monitor", "new_run_id", "publish", "published_config_hash", "record_run", "report", "run_day", "run_steps",
+    "sample_settings", "settings_from_env", "structural", "validate",
 ]
 
 

@@ -18,6 +18,7 @@ from sqlalchemy.engine import Engine
 
 from citecheck.config import Config, load_config
 from citecheck.judges import judge_from_spec, read_judge_file
+from citecheck.validation import DEFAULT_MIN_TURNS, min_turns_setting
 
 DEFAULT_JUDGE_SPEC: dict[str, Any] = {"kind": "nli", "model": "cross-encoder/nli-deberta-v3-base"}
 
@@ -34,6 +35,12 @@ class JobSettings:
     unjudged_limit: float = 0.2
     llm_sample_rate: float | None = None
     llm_budget_usd: float | None = None
+    # A day with fewer scored turns fails validation (an empty or missing day is never published);
+    # a gate, not an input of the rows, so it is not part of `run_config_hash`.
+    min_turns: int = DEFAULT_MIN_TURNS
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "min_turns", min_turns_setting(self.min_turns))
 
     def effective_judge_spec(self) -> dict[str, Any]:
         """The judge spec with the run's LLM sample rate and budget applied to a cascade."""
@@ -62,13 +69,14 @@ PARAMS = tuple(f.name for f in fields(JobSettings) if f.name not in ("judge_spec
 
 
 def settings_from_env(params: Mapping[str, Any] | None = None) -> JobSettings:
-    """Settings from `CITECHECK_JUDGE` (a judge file), `CITECHECK_CONFIG` (TOML) and DAG params."""
+    """Settings from `CITECHECK_JUDGE` (a judge file), `CITECHECK_CONFIG` (TOML),
+    `CITECHECK_MIN_TURNS` and DAG params (which win)."""
     params = dict(params or {})
     judge_path = params.pop("judge_file", None) or os.environ.get("CITECHECK_JUDGE")
     spec = read_judge_file(judge_path) if judge_path else dict(DEFAULT_JUDGE_SPEC)
     config = load_config(params.pop("config_file", None) or os.environ.get("CITECHECK_CONFIG") or None)
     values = {k: v for k, v in params.items() if k in PARAMS and v is not None}
-    return replace(JobSettings(judge_spec=spec, config=config), **values)
+    return replace(JobSettings(judge_spec=spec, config=config, min_turns=min_turns_setting()), **values)
 
 
 def build_judge(engine: Engine, settings: JobSettings, run_id: str, *, stage: str = "first",

@@ -1,11 +1,11 @@
 """The daily job's steps, keyed by one run of one day, and THE sequence they run in.
 
 extract → structural (100% of turns) → judge_shard (the selected share, per shard) → escalate
-(LLM) → aggregate → validate → publish → record_run. Each step reads what the previous one staged in
-the warehouse and returns only small counts (what XCom carries). Every step is idempotent: it
-first deletes what an earlier attempt of the same run staged. The logic is here; every read and
-write goes through `citecheck.warehouse`; the scoring itself is `citecheck.pipeline`'s, the same
-functions the CLI's `score` runs.
+(LLM) → aggregate → validate → publish → monitor (step-change alerts) → record_run. Each step
+reads what the previous one staged in the warehouse and returns only small counts (what XCom
+carries). Every step is idempotent: it first deletes what an earlier attempt of the same run
+staged. The logic is here; every read and write goes through `citecheck.warehouse`; the scoring
+itself is `citecheck.pipeline`'s, the same functions the CLI's `score` runs.
 """
 
 from __future__ import annotations
@@ -25,9 +25,10 @@ from citecheck.metrics import MetricAccumulator, full_counts
 from citecheck.sampling import sample_fraction
 from citecheck.serialize import jsonable
 from citecheck.structural import ConversationHistory
+from citecheck.suggestions import build_suggestions
 from citecheck.turns import turns_from_dicts
 from citecheck.validation import validate_day
-from citecheck.verdicts import SentenceVerdict
+from citecheck.verdicts import SentenceVerdict, evidence_windows
 from citecheck.warehouse import publish as published
 from citecheck.warehouse import runs, source, staging
 from citecheck.warehouse import tables as T
@@ -178,8 +179,8 @@ def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalatio
               ) -> dict[str, Any]:
     """Decide every verdict, stage sentence and citation rows, compute the day's metric rows."""
     started = time.perf_counter()
-    staging.reset(run.engine, run.run_id,
-                  (T.stage_sentence_verdicts, T.stage_citation_verdicts, T.stage_daily_metrics))
+    staging.reset(run.engine, run.run_id, (T.stage_sentence_verdicts, T.stage_citation_verdicts,
+                                           T.stage_daily_metrics, T.stage_recite_suggestions))
     acc = MetricAccumulator(run.settings.config)
     judge_versions: set[str] = set()
     for batch in staging.staged_turns(run.engine, run.run_id, chunk=CHUNK):
@@ -187,6 +188,7 @@ def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalatio
         judgments = staging.deciding_judgments(run.engine, run.run_id, [st.turn_id for st, sel in batch if sel])
         sentence_rows: list[dict[str, Any]] = []
         citation_rows: list[dict[str, Any]] = []
+        suggestion_rows: list[dict[str, Any]] = []
         for st, selected in batch:
             scored = pipeline.decide_turn(st, judgments, selected=selected)
             acc.add(scored)
@@ -196,7 +198,10 @@ def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalatio
                 sentence_rows.append(sentence_row(run, st.turn.conversation_id, st.turn_id, v))
                 citation_rows.extend({"run_id": run.run_id, "day": run.day, "turn_id": st.turn_id,
                                       "sentence_index": v.sentence.index, **c} for c in pipeline.citation_records(v))
+                suggestion_rows.extend({"run_id": run.run_id, "day": run.day, **r}
+                                       for r in build_suggestions(st.turn_id, v, st.turn.context))
         staging.stage_verdict_rows(run.engine, sentence_rows, citation_rows)
+        staging.stage_rows(run.engine, T.stage_recite_suggestions, suggestion_rows)
     now = dt.datetime.now(dt.UTC)
     metric_rows = [{"run_id": run.run_id, "day": run.day, **row, "computed_at": now} for row in acc.rows()]
     staging.stage_rows(run.engine, T.stage_daily_metrics, metric_rows)
@@ -217,7 +222,8 @@ def sentence_row(run: DayRun, conversation_id: str, turn_id: str, v: SentenceVer
     llm, first = record["llm"], record["first_stage"]
     return {"run_id": run.run_id, "day": run.day, "turn_id": turn_id, "sentence_index": v.sentence.index,
             "conversation_id": conversation_id, **fields, "reason": reason,
-            "llm": jsonable(llm) if llm else None, "first_stage": jsonable(first) if first else None}
+            "llm": jsonable(llm) if llm else None, "first_stage": jsonable(first) if first else None,
+            "best_windows": evidence_windows(v)}
 
 
 def validate(run: DayRun) -> dict[str, Any]:
@@ -230,7 +236,8 @@ def validate(run: DayRun) -> dict[str, Any]:
     for row in rows:
         row["day"] = row["day"].isoformat() if isinstance(row["day"], dt.date) else row["day"]
         row.pop("computed_at", None)
-    result = validate_day(rows, run_counts, unjudged_limit=run.settings.unjudged_limit)
+    result = validate_day(rows, run_counts, unjudged_limit=run.settings.unjudged_limit,
+                          min_turns=run.settings.min_turns)
     runs.record_validation(run.engine, run.run_id, success=result.success, results=result.results,
                            turn_counts=turn_counts, error=None if result.success else result.summary())
     _timed(run, "validate", started)
@@ -259,6 +266,22 @@ def publish(run: DayRun) -> dict[str, int]:
     return counts
 
 
+def monitor(run: DayRun) -> dict[str, Any]:
+    """After publish: the day's step-change alerts against its history (`citecheck.monitor`);
+    the counts, and why no alert when the history is too short."""
+    from citecheck.monitor import monitor_day
+
+    return monitor_day(run.engine, run.day, run.run_id, run.settings)
+
+
+def report(run: DayRun) -> dict[str, Any]:
+    """After monitor: render the day's HTML report (its alerts included) and store it in the
+    warehouse, where the Airflow plugin serves it; a rerun replaces it (`citecheck.report`)."""
+    from citecheck.report import configured_trend_days, publish_report
+
+    return publish_report(run.engine, run.day, run.run_id, configured_trend_days(run.settings.config))
+
+
 def record_run(run: DayRun, published_rows: Mapping[str, int]) -> dict[str, Any]:
     """Close the run: `finished_at` and the published row counts in the ledger."""
     runs.finish_run(run.engine, run.run_id, published_rows)
@@ -266,7 +289,8 @@ def record_run(run: DayRun, published_rows: Mapping[str, int]) -> dict[str, Any]
 
 
 StepCall = Callable[..., Any]
-STEP_NAMES = ("extract", "structural", "judge_shard", "escalate", "aggregate", "validate", "publish", "record_run")
+STEP_NAMES = ("extract", "structural", "judge_shard", "escalate", "aggregate", "validate", "publish", "monitor",
+              "report", "record_run")
 
 
 def _call_directly(_name: str, step: StepCall, *args: Any) -> Any:
@@ -285,5 +309,7 @@ def run_steps(run: DayRun, call: Callable[..., Any] = _call_directly) -> dict[st
     out["aggregate"] = call("aggregate", aggregate, run, shard_results, out["escalate"])
     out["validate"] = call("validate", validate, run)
     out["publish"] = call("publish", publish, run)
+    out["monitor"] = call("monitor", monitor, run)
+    out["report"] = call("report", report, run)
     out["record_run"] = call("record_run", record_run, run, out["publish"])
     return out

@@ -7,6 +7,7 @@
 - `runs`: the run ledger (the only writer of `runs`)
 - `publish`: the one-transaction publish of a day, and reads of published days
 - `grants`: the read-only BI role
+- `alerts`: the monitor step's history reads and its `alerts` table
 - `review`: the human review loop's samples, labels and published judge quality
   (`from citecheck.warehouse import review as WR`)
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 from citecheck.warehouse.engine import (
     DEFAULT_WAREHOUSE_URL,
+    add_missing_columns,
     engine_for,
     engine_names,
     init_warehouse,
@@ -44,9 +46,9 @@ from citecheck.warehouse.source import (
 from citecheck.warehouse.staging import clean_staging, record_skips
 
 __all__ = [
-    "DEFAULT_WAREHOUSE_URL", "MAX_JSON_DEPTH", "LoadReport", "bi_grants", "clean_staging", "count_day_turns",
-    "day_bounds", "day_metrics", "engine_for", "engine_names", "extract_day", "extract_day_chunks", "grant_bi",
-    "grants_sql", "init_warehouse", "load_source_rows", "load_turns", "load_turns_report", "make_engine",
+    "DEFAULT_WAREHOUSE_URL", "MAX_JSON_DEPTH", "LoadReport", "add_missing_columns", "bi_grants", "clean_staging",
+    "count_day_turns", "day_bounds", "day_metrics", "engine_for", "engine_names", "extract_day", "extract_day_chunks",
+    "grant_bi", "grants_sql", "init_warehouse", "load_source_rows", "load_turns", "load_turns_report", "make_engine",
     "prior_context_labels", "publish_day", "published_config_hash", "published_row_counts", "read_sql",
     "record_skips", "source_rows", "storable", "warehouse_url",
 ]

@@ -96,6 +96,7 @@ def init_warehouse(engine: Engine) -> None:
         with engine.begin() as conn:
             conn.exec_driver_sql(f"CREATE SCHEMA IF NOT EXISTS {quoted(engine.dialect, names.schema)}")
     T.metadata.create_all(engine)
+    add_missing_columns(engine)
     with engine.begin() as conn:
         for statement in sql_statements("views.sql"):
             if conn.dialect.name == "sqlite":  # no CREATE OR REPLACE VIEW in SQLite
@@ -104,6 +105,30 @@ def init_warehouse(engine: Engine) -> None:
                     conn.exec_driver_sql(f"DROP VIEW IF EXISTS {view}")
                     statement = statement.replace("CREATE OR REPLACE VIEW", "CREATE VIEW", 1)
             conn.exec_driver_sql(statement)
+
+
+def add_missing_columns(engine: Engine) -> list[str]:
+    """Add the nullable columns a newer release defines to tables an older release created
+    (`create_all` leaves existing tables alone), e.g. `daily_metrics.ci_low`/`ci_high`.
+    Returns the ALTER statements it ran; earlier days keep null there."""
+    inspector = sa.inspect(engine)
+    schema = engine_names(engine).schema
+    statements = []
+    for table in T.metadata.sorted_tables:
+        if not inspector.has_table(table.name, schema=schema):
+            continue
+        present = {c["name"] for c in inspector.get_columns(table.name, schema=schema)}
+        for column in table.columns:
+            if column.name not in present and column.nullable and not column.primary_key:
+                kind = column.type.compile(dialect=engine.dialect)
+                name = quoted(engine.dialect, table.name)
+                name = f"{quoted(engine.dialect, schema)}.{name}" if schema else name
+                statements.append(f"ALTER TABLE {name} ADD COLUMN {quoted(engine.dialect, column.name)} {kind}")
+    if statements:
+        with engine.begin() as conn:
+            for statement in statements:
+                conn.exec_driver_sql(statement)
+    return statements
 
 
 def sql_statements(name: str) -> list[str]:

@@ -62,10 +62,28 @@ def published_config_hash(engine: Engine, day: dt.date) -> str | None:
                             ).scalar()
 
 
+SUGGESTION_COLUMNS = ("day", "run_id", "turn_id", "sentence_index", "kind", "sentence", "cited_labels",
+                      "suggested_labels", "source", "document_id", "version", "judge", "score", "quote",
+                      "auto_apply", "caution")
+
+
+def day_suggestions(engine: Engine, day: dt.date) -> list[dict[str, Any]]:
+    """The day's published re-cite suggestions, by turn and sentence; `day` as an ISO date."""
+    s = T.recite_suggestions.c
+    query = sa.select(*[s[c] for c in SUGGESTION_COLUMNS]).where(s.day == day).order_by(s.turn_id, s.sentence_index)
+    with engine.connect() as conn:
+        rows = [dict(r) for r in conn.execute(query).mappings()]
+    for row in rows:
+        row["day"] = row["day"].isoformat()
+        row["auto_apply"] = bool(row["auto_apply"])
+    return rows
+
+
 def day_metrics(engine: Engine, day: dt.date) -> list[dict[str, Any]]:
     """The day's published metric rows, sorted by slice, metric and averaging."""
     cols = [T.daily_metrics.c[c] for c in ("metric", "averaging", "slice_name", "slice_value", "numerator",
-                                           "denominator", "value", "answers", "sentences", "run_id", "config_hash")]
+                                           "denominator", "value", "answers", "sentences", "ci_low", "ci_high",
+                                           "run_id", "config_hash")]
     with engine.connect() as conn:
         rows = conn.execute(sa.select(*cols).where(T.daily_metrics.c.day == day).order_by(
             T.daily_metrics.c.slice_name, T.daily_metrics.c.slice_value, T.daily_metrics.c.metric,

@@ -76,6 +76,11 @@ def record_validation(engine: Engine, run_id: str, *, success: bool, results: An
             turns_skipped=turn_counts["turns_skipped"], error=None if success else (error or "")[:4000]))
 
 
+def record_monitor(engine: Engine, run_id: str, stats: Mapping[str, Any]) -> None:
+    """The monitor step's counts (alerts, outcomes, why none) under `stats["monitor"]`."""
+    _merge_json(engine, run_id, "stats", {"monitor": dict(stats)})
+
+
 def finish_run(engine: Engine, run_id: str, published: Mapping[str, int]) -> None:
     """The last write of a run: `finished_at`, and the published row counts in `stats`."""
     _merge_json(engine, run_id, "stats", {"published_rows": dict(published)}, finished_at=dt.datetime.now(dt.UTC))

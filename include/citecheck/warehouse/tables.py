@@ -3,9 +3,10 @@ these definitions (`python -m citecheck ddl`), never written by hand.
 
 Source (reference schema users map their logs onto): `source_turns`, `source_passages`.
 Outputs (SPEC §7): `sentence_verdicts`, `citation_verdicts`, `daily_metrics`, `skipped_turns`,
-`runs`, and the judgment cache. The review loop (`citecheck.review`): `review_items`, `human_labels`,
-`judge_quality`, `calibrated_metrics`. Staging tables hold one run's intermediate data, keyed by
-`run_id`, and are emptied after publish.
+`recite_suggestions`, `runs`, `reports` (the rendered daily report), and the judgment cache;
+`alerts` (written by the monitor step after publish). The review loop (`citecheck.review`):
+`review_items`, `human_labels`, `judge_quality`, `calibrated_metrics`. Staging tables hold one
+run's intermediate data, keyed by `run_id`, and are emptied after publish.
 """
 
 from __future__ import annotations
@@ -123,6 +124,7 @@ def _sentence_columns() -> list[Column]:
         Column("reason", Text),
         Column("llm", JSON),
         Column("first_stage", JSON, comment="cascade: the first stage's {judge, version, supported, score}"),
+        Column("best_windows", JSON, comment="NLI judge: best premise window per cited or supporting label"),
     ]
 
 
@@ -150,8 +152,34 @@ def _metric_columns() -> list[Column]:
         Column("value", Float),
         Column("answers", Integer),
         Column("sentences", Integer),
+        Column("ci_low", Float, comment="lower end of the 95 per cent interval of a judged rate, answers as"
+                                        " clusters; null when not judged or the value is null (docs/metrics.md)"),
+        Column("ci_high", Float, comment="upper end of the interval of ci_low"),
         Column("computed_at", UTCDateTime),
     ]
+
+
+def _suggestion_columns() -> list[Column]:
+    return [
+        Column("turn_id", String(200), primary_key=True),
+        Column("sentence_index", Integer, primary_key=True),
+        Column("kind", String(20), nullable=False, comment="'miscited' or 'uncited'"),
+        Column("sentence", Text, nullable=False, comment="the sentence, markers removed"),
+        Column("cited_labels", JSON, nullable=False, comment="labels the sentence cites (JSON list)"),
+        Column("suggested_labels", JSON, nullable=False, comment="labels that support it (JSON list)"),
+        Column("source", Text, comment="source of the (first) suggested passage"),
+        Column("document_id", String(200), comment="document id of the suggested passage"),
+        Column("version", String(100), comment="version of the suggested passage"),
+        Column("judge", String(40), comment="the judge that found the supporting passage"),
+        Column("score", Float, comment="that judge's entailment score for the passage, when it gives one"),
+        Column("quote", Text, comment="a verified LLM quote from the suggested passage, when there is one"),
+        Column("auto_apply", Boolean, nullable=False, comment="safe to re-cite without a person looking"),
+        Column("caution", String(200), comment="why not auto-appliable: first_stage_only, has_numbers, ..."),
+    ]
+
+
+# A metric row's interval columns, read wherever `daily_metrics` has them (stored by intervals work).
+METRIC_INTERVAL_COLUMNS = ("ci_low", "ci_high")
 
 
 def _skipped_columns() -> list[Column]:
@@ -166,6 +194,27 @@ sentence_verdicts = Table("sentence_verdicts", metadata, *_day_keys(*_sentence_c
 citation_verdicts = Table("citation_verdicts", metadata, *_day_keys(*_citation_columns()), *_run_columns())
 daily_metrics = Table("daily_metrics", metadata, *_day_keys(*_metric_columns()), *_run_columns())
 skipped_turns = Table("skipped_turns", metadata, *_day_keys(*_skipped_columns()), *_run_columns())
+recite_suggestions = Table(
+    "recite_suggestions", metadata, *_day_keys(*_suggestion_columns()), *_run_columns(),
+    comment="For each miscited sentence the passage(s) that support it; for each uncited but supported one, "
+            "the citation to add")
+
+alerts = Table(
+    "alerts", metadata,
+    Column("day", Date, primary_key=True),
+    Column("metric", String(80), primary_key=True),
+    Column("slice_name", String(200), primary_key=True),
+    Column("slice_value", String(400), primary_key=True),
+    Column("averaging", String(10), primary_key=True),
+    Column("baseline", Float, nullable=False, comment="the metric's median over its history days"),
+    Column("value", Float, nullable=False, comment="the day's value"),
+    Column("direction", String(4), nullable=False, comment="'up' or 'down'"),
+    Column("size", Float, nullable=False, comment="value - baseline"),
+    Column("rule", Text, nullable=False, comment="which rule fired and why"),
+    Column("run_id", String(64), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    comment="Step changes of the daily metrics against their own history; a rerun of a day replaces its alerts",
+)
 
 runs = Table(
     "runs", metadata,
@@ -191,6 +240,17 @@ runs = Table(
     Column("validation", JSON),
     Column("state", JSON),
     Column("error", Text),
+)
+
+# The day's rendered HTML report (self-contained), served by the Airflow plugin; a rerun replaces it.
+reports = Table(
+    "reports", metadata,
+    Column("day", Date, primary_key=True),
+    Column("run_id", String(64), nullable=True, comment="the run whose published rows it shows, if rendered by one"),
+    Column("trend_days", Integer, nullable=False, comment="days of history in the trend charts"),
+    Column("html", Text, nullable=False),
+    Column("rendered_at", UTCDateTime, nullable=False),
+    comment="daily HTML report (citecheck report); holds answer and passage text",
 )
 
 # --- staging: one run's intermediate data, keyed by run id --------------------------------
@@ -227,6 +287,7 @@ def _stage_copy(name: str, columns: list[Column]) -> Table:
 stage_sentence_verdicts = _stage_copy("stage_sentence_verdicts", _sentence_columns())
 stage_citation_verdicts = _stage_copy("stage_citation_verdicts", _citation_columns())
 stage_daily_metrics = _stage_copy("stage_daily_metrics", _metric_columns())
+stage_recite_suggestions = _stage_copy("stage_recite_suggestions", _suggestion_columns())
 
 # --- the NLI judgment cache (SPEC §4): kept across runs, never part of a day -------------
 judgment_cache = Table(
@@ -317,13 +378,14 @@ OUTPUT_TABLES = {
     "sentence_verdicts": (sentence_verdicts, stage_sentence_verdicts),
     "citation_verdicts": (citation_verdicts, stage_citation_verdicts),
     "daily_metrics": (daily_metrics, stage_daily_metrics),
+    "recite_suggestions": (recite_suggestions, stage_recite_suggestions),
 }
 STAGING_TABLES = (stage_turns, stage_judgments, stage_skipped, stage_sentence_verdicts, stage_citation_verdicts,
-                  stage_daily_metrics)
+                  stage_daily_metrics, stage_recite_suggestions)
 SOURCE_TABLES = (source_turns, source_passages)
 # What a dashboard (the read-only BI role) may read: published outputs and their views.
 BI_READABLE = ("daily_metrics", "daily_metrics_wide", "sentence_verdicts", "citation_verdicts", "skipped_turns", "runs",
-               "judge_quality", "calibrated_metrics")
+               "recite_suggestions", "alerts", "judge_quality", "calibrated_metrics")
 
 
 def ddl(dialect_name: str = "postgresql") -> str:

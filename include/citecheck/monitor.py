@@ -1,0 +1,315 @@
+"""Step-change alerts: the day's published metrics against their own history (issue 13 §1).
+
+For every monitored metric, averaging and slice, the day's value is compared with the same series
+over the previous `history_days` published days. An alert needs both
+
+- a change that matters: |value - baseline| at least the metric's absolute size (`abs`) and at
+  least its relative size (`rel`, a share of the baseline), each where configured; the baseline
+  is the history's median; and
+- evidence that it is not noise, both from day to day and within the day: a level-shift test at
+  the newest point (the day against the Student-t prediction interval of the history, scipy),
+  p below `alpha`; and the baseline outside the day's own interval (`ci_low`, `ci_high`) where
+  the metric row has one, else, for a micro row counting events, a sampling test (the day's
+  count against the history's pooled rate: exact binomial for a rate, Poisson for a count per
+  answer), p below `alpha`, so a few events in a small slice are not a step.
+
+A step alerts once, on its first day: a series where one of the previous `ONGOING_DAYS`
+published days already stood at the new level (its change against today's baseline matters, in
+the same direction) is `ongoing`.
+Too little history (fewer than `min_history` points) means no alert, counted in the stats;
+so are slices whose day has fewer than `min_denominator` units in the metric's denominator.
+
+Configuration, the `[monitor]` section of the TOML config (every key optional):
+
+```toml
+[monitor]
+metrics = ["unknown_labels_per_1000_answers", "attachment_rate"]   # default: DEFAULT_METRICS
+averaging = ["micro"]
+history_days = 28
+min_history = 14
+min_denominator = 50
+alpha = 0.001
+notify_to = ["quality-team@example.com"]            # e-mail recipients of the notifier
+report_url = "http://localhost:8080/citecheck/report/{day}"
+
+[monitor.thresholds.attachment_rate]
+abs = 0.05      # and/or rel = 0.25
+```
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import math
+import statistics
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.engine import Engine
+
+from citecheck.config import Config, ConfigError
+from citecheck.metrics import METRIC_NAMES, METRICS
+from citecheck.warehouse import alerts as store
+from citecheck.warehouse import runs
+
+DEFAULT_METRICS = (
+    "unknown_label_rate", "unknown_labels_per_1000_answers", "rewrite_or_block_per_1000_answers", "attachment_rate",
+    "multi_citation_share", "marker_after_stop_share", "unjudged_rate", "citation_recall", "citation_precision",
+    "first_stage_false_pass_rate", "refusal_rate",
+)
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """The size of a change that matters: absolute and/or relative to the baseline."""
+
+    abs: float | None = None
+    rel: float | None = None
+
+    def matters(self, baseline: float, size: float) -> bool:
+        if size == 0:
+            return False
+        if self.abs is not None and abs(size) < self.abs:
+            return False
+        return self.rel is None or baseline == 0 or abs(size) >= self.rel * abs(baseline)
+
+    def describe(self) -> str:
+        parts = ([f"abs {self.abs:g}"] if self.abs is not None else []) + (
+            [f"rel {self.rel:.0%}"] if self.rel is not None else [])
+        return " and ".join(parts) or "any change"
+
+
+DEFAULT_THRESHOLDS: dict[str, Threshold] = {
+    "unknown_label_rate": Threshold(abs=0.01, rel=0.5),
+    "unknown_labels_per_1000_answers": Threshold(abs=10.0, rel=0.5),
+    "rewrite_or_block_per_1000_answers": Threshold(abs=30.0, rel=0.2),
+    "attachment_rate": Threshold(abs=0.05),
+    "multi_citation_share": Threshold(abs=0.03, rel=0.5),
+    "marker_after_stop_share": Threshold(abs=0.05),
+    "unjudged_rate": Threshold(abs=0.02),
+    "citation_recall": Threshold(abs=0.05),
+    "citation_precision": Threshold(abs=0.05),
+    "first_stage_false_pass_rate": Threshold(abs=0.1),
+    "refusal_rate": Threshold(abs=0.03, rel=0.5),
+}
+FALLBACK_THRESHOLD = Threshold(rel=0.25)  # a configured metric without its own threshold
+ONGOING_DAYS = 3  # a change already seen on one of these last days is not a new step
+
+
+@dataclass(frozen=True)
+class MonitorSettings:
+    metrics: tuple[str, ...] = DEFAULT_METRICS
+    averaging: tuple[str, ...] = ("micro",)
+    history_days: int = 28
+    min_history: int = 14
+    min_denominator: float = 50.0
+    alpha: float = 0.001
+    thresholds: Mapping[str, Threshold] = field(default_factory=lambda: dict(DEFAULT_THRESHOLDS))
+    notify_to: tuple[str, ...] = ()
+    report_url: str = "http://localhost:8080/citecheck/report/{day}"
+
+    def threshold(self, metric: str) -> Threshold:
+        return self.thresholds.get(metric, FALLBACK_THRESHOLD)
+
+    def report_link(self, day: dt.date) -> str:
+        return self.report_url.replace("{day}", day.isoformat())
+
+
+def monitor_settings(config: Config | Mapping[str, Any] | None) -> MonitorSettings:
+    """The `[monitor]` section of a config (or that section as a mapping), validated."""
+    section = config.extra.get("monitor", {}) if isinstance(config, Config) else dict(config or {})
+    known = {"metrics", "averaging", "history_days", "min_history", "min_denominator", "alpha", "thresholds",
+             "notify_to", "report_url"}
+    unknown = set(section) - known
+    if unknown:
+        raise ConfigError(f"config: unknown key(s) in [monitor]: {sorted(unknown)}")
+    values: dict[str, Any] = {}
+    for key in ("metrics", "averaging", "notify_to"):
+        if key in section:
+            value = section[key]
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"config: monitor.{key} must be a list of strings")
+            values[key] = tuple(value)
+    bad = sorted(set(values.get("metrics", ())) - set(METRIC_NAMES))
+    if bad:
+        raise ConfigError(f"config: monitor.metrics has unknown metric(s) {bad}")
+    bad = sorted(set(values.get("averaging", ())) - {"micro", "macro"})
+    if bad:
+        raise ConfigError(f"config: monitor.averaging must be micro and/or macro, not {bad}")
+    for key, kind, low in (("history_days", int, 1), ("min_history", int, 2), ("min_denominator", float, 0),
+                           ("alpha", float, 0)):
+        if key in section:
+            value = section[key]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and
+                                                                                 not isinstance(value, int)):
+                raise ConfigError(f"config: monitor.{key} must be a number")
+            if value < low or (key == "alpha" and not 0 < value < 1):
+                raise ConfigError(f"config: monitor.{key} = {value} is out of range")
+            values[key] = kind(value)
+    if "report_url" in section:
+        if not isinstance(section["report_url"], str):
+            raise ConfigError("config: monitor.report_url must be a string")
+        values["report_url"] = section["report_url"]
+    thresholds = dict(DEFAULT_THRESHOLDS)
+    for metric, spec in (section.get("thresholds") or {}).items():
+        if metric not in METRIC_NAMES:
+            raise ConfigError(f"config: monitor.thresholds names an unknown metric {metric!r}")
+        if not isinstance(spec, dict) or not spec or set(spec) - {"abs", "rel"} or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 for v in spec.values()):
+            raise ConfigError(f"config: monitor.thresholds.{metric} must set abs and/or rel (non-negative numbers)")
+        thresholds[metric] = Threshold(abs=spec.get("abs"), rel=spec.get("rel"))
+    return MonitorSettings(**values, thresholds=thresholds)
+
+
+# --- the rule, on one series ----------------------------------------------------------------
+
+def level_shift_p(history: Sequence[float], value: float) -> float:
+    """Two-sided p-value that `value` comes from the history's level: the Student-t prediction
+    interval of one new observation, (value - mean) / (sd * sqrt(1 + 1/n)) with n - 1 degrees of
+    freedom. A constant history gives 0 for any other value and 1 for the same value."""
+    from scipy import stats
+
+    n = len(history)
+    mean = statistics.fmean(history)
+    sd = statistics.stdev(history)
+    if sd == 0 or not math.isfinite(sd):
+        return 1.0 if math.isclose(value, mean, rel_tol=1e-12, abs_tol=1e-12) else 0.0
+    t = (value - mean) / (sd * math.sqrt(1 + 1 / n))
+    return float(2 * stats.t.sf(abs(t), n - 1))
+
+
+def sampling_p(count: float, trials: float, rate: float, *, per_unit: bool) -> float:
+    """Two-sided p-value of a day's event count under the history's pooled rate: exact binomial
+    for a rate (`count` events out of `trials`), Poisson for a count per unit (events per answer,
+    which may exceed one)."""
+    from scipy import stats
+
+    k = round(count)
+    if per_unit:
+        expected = rate * trials
+        return float(min(1.0, 2 * min(stats.poisson.cdf(k, expected), stats.poisson.sf(k - 1, expected))))
+    return float(stats.binomtest(k, max(round(trials), k), min(max(rate, 0.0), 1.0)).pvalue)
+
+
+def check_series(history: Sequence[float], row: Mapping[str, Any], threshold: Threshold,
+                 settings: MonitorSettings, pooled: Mapping[str, Any] | None = None
+                 ) -> tuple[str, dict[str, Any] | None]:
+    """(outcome, alert or None) for one series: `history` are its previous values (oldest first),
+    `row` the day's metric row (value, denominator, optional ci_low/ci_high). `pooled`, for a
+    series of event counts: {"count", "trials", "rate", "per_unit"} of the day against the
+    history's pooled rate (the sampling test). Outcomes: alert, null_value, small_denominator,
+    short_history, small_change, ongoing, no_evidence."""
+    value = row.get("value")
+    if value is None:
+        return "null_value", None
+    if (row.get("denominator") or 0) < settings.min_denominator:
+        return "small_denominator", None
+    if len(history) < settings.min_history:
+        return "short_history", None
+    baseline = statistics.median(history)
+    size = value - baseline
+    if not threshold.matters(baseline, size):
+        return "small_change", None
+    direction = "up" if size > 0 else "down"
+    for earlier in history[-ONGOING_DAYS:]:
+        if threshold.matters(baseline, earlier - baseline) and (earlier > baseline) == (size > 0):
+            return "ongoing", None
+    p = level_shift_p(history, value)
+    if p >= settings.alpha:
+        return "no_evidence", None
+    evidence = (f"level-shift test against {len(history)} history days "
+                f"(Student-t prediction interval) p={p:.2g} < {settings.alpha:g}")
+    low, high = row.get("ci_low"), row.get("ci_high")
+    if low is not None and high is not None:
+        if low <= baseline <= high:
+            return "no_evidence", None
+        evidence += f"; baseline outside the day's interval [{low:.4g}, {high:.4g}]"
+    elif pooled is not None:
+        q = sampling_p(pooled["count"], pooled["trials"], pooled["rate"], per_unit=pooled["per_unit"])
+        if q >= settings.alpha:
+            return "no_evidence", None
+        test = "Poisson" if pooled["per_unit"] else "binomial"
+        evidence += f"; sampling test ({test}, {pooled['count']:g} of {pooled['trials']:g}) p={q:.2g}"
+    rule = (f"step {direction}: {value:.4g} vs baseline {baseline:.4g} (median of {len(history)} days), "
+            f"change {size:+.4g} meets {threshold.describe()}; {evidence}")
+    return "alert", {"baseline": baseline, "value": value, "direction": direction, "size": size, "rule": rule}
+
+
+# --- the step -----------------------------------------------------------------------------------
+
+def monitor_day(engine: Engine, day: dt.date, run_id: str, settings: Any) -> dict[str, Any]:
+    """Compare the published day with its history, replace the day's alerts, and return the
+    counts (also stored as the run's `stats["monitor"]`). `settings`: a `JobSettings` (its
+    config's `[monitor]` section), a `Config`, or `MonitorSettings`."""
+    ms = settings if isinstance(settings, MonitorSettings) else monitor_settings(
+        settings if isinstance(settings, Config) else settings.config)
+    days = store.history_days(engine, day, ms.history_days)
+    rows = store.metric_rows(engine, [*days, day], ms.metrics, ms.averaging)
+    today = rows.pop(day)
+    outcomes: Counter[str] = Counter()
+    alerts = []
+    for key, row in sorted(today.items()):
+        metric, slice_name, slice_value, averaging = key
+        past = [r for d in days if (r := rows[d].get(key)) is not None and r.get("value") is not None]
+        outcome, alert = check_series([r["value"] for r in past], row, ms.threshold(metric), ms,
+                                      pooled_counts(metric, averaging, row, past))
+        outcomes[outcome] += 1
+        if alert is not None:
+            alerts.append({"metric": metric, "slice_name": slice_name, "slice_value": slice_value,
+                           "averaging": averaging, **alert})
+    reason = None
+    if not today:
+        reason = f"no published metrics for {day}"
+    elif len(days) < ms.min_history:
+        reason = (f"too little history: {len(days)} published day(s) before {day}, the monitor needs "
+                  f"{ms.min_history}; no alerts")
+    stats = {"day": day.isoformat(), "run_id": run_id, "history_days": len(days),
+             "history_from": days[0].isoformat() if days else None, "series_checked": len(today),
+             "alerts": len(alerts), "outcomes": dict(sorted(outcomes.items())), "reason": reason}
+    store.replace_alerts(engine, day, run_id, alerts)
+    runs.record_monitor(engine, run_id, stats)
+    return stats
+
+
+def pooled_counts(metric: str, averaging: str, row: Mapping[str, Any], past: Sequence[Mapping[str, Any]]
+                  ) -> dict[str, Any] | None:
+    """The sampling test's inputs for a micro row of a counted metric (None otherwise): the day's
+    event count and trials, the history's pooled rate, and whether it is a count per unit."""
+    if averaging != "micro" or metric not in METRICS or row.get("numerator") is None:
+        return None
+    scale = METRICS[metric][2]
+    events = sum(r["numerator"] or 0 for r in past) / scale
+    trials = sum(r["denominator"] or 0 for r in past)
+    if not trials:
+        return None
+    return {"count": row["numerator"] / scale, "trials": row["denominator"] or 0, "rate": events / trials,
+            "per_unit": scale != 1.0}
+
+
+def alerts_between(engine: Engine, day_from: dt.date, day_to: dt.date) -> list[dict[str, Any]]:
+    """The stored alerts from `day_from` to `day_to`, inclusive (JSON-ready dicts)."""
+    return store.alerts_between(engine, day_from, day_to)
+
+
+def slice_label(alert: Mapping[str, Any]) -> str:
+    """`overall`, or `name=value` for a slice."""
+    if alert["slice_name"] == "all":
+        return "overall"
+    return f"{alert['slice_name']}={alert['slice_value']}"
+
+
+def alert_message(alerts: Sequence[Mapping[str, Any]], day: dt.date, report_link: str) -> tuple[str, str]:
+    """(subject, HTML body) of the alert e-mail: metric, slice, baseline, value, direction and the
+    report link; only metric names and numbers, never answer or passage text."""
+    subject = f"citecheck: {len(alerts)} metric alert(s) for {day.isoformat()}"
+    rows = "".join(
+        f"<tr><td>{html.escape(a['metric'])}</td><td>{html.escape(slice_label(a))}</td>"
+        f"<td>{a['baseline']:.4g}</td><td>{a['value']:.4g}</td><td>{html.escape(a['direction'])}</td></tr>"
+        for a in alerts)
+    body = (f"<p>Step changes in the citation metrics of {day.isoformat()}.</p>"
+            "<table><tr><th>metric</th><th>slice</th><th>baseline</th><th>value</th><th>direction</th></tr>"
+            f"{rows}</table><p>Report: <a href=\"{html.escape(report_link)}\">{html.escape(report_link)}</a></p>")
+    return subject, body

@@ -1,0 +1,70 @@
+"""The daily HTML report (`citecheck report`, the DAG's report task, the Airflow plugin): one
+self-contained file, charts by Vega-Altair with the Vega runtime inlined, texts autoescaped."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from sqlalchemy.engine import Engine
+
+from citecheck.config import Config, ConfigError
+from citecheck.report.data import ReportError, format_value, gather
+
+__all__ = [
+    "DEFAULT_TREND_DAYS",
+    "ReportError",
+    "build_report",
+    "configured_trend_days",
+    "format_value",
+    "publish_report",
+    "write_report",
+]
+
+DEFAULT_TREND_DAYS = 28
+
+
+def configured_trend_days(config: Config) -> int:
+    """Days of history the job's report charts: `[report] days` of the config (default 28)."""
+    section = config.extra.get("report", {})
+    unknown = set(section) - {"days"}
+    if unknown:
+        raise ConfigError(f"config: unknown key(s) in [report]: {sorted(unknown)}")
+    days = section.get("days", DEFAULT_TREND_DAYS)
+    if isinstance(days, bool) or not isinstance(days, int) or days < 1:
+        raise ConfigError(f"config: report.days must be a whole number of at least 1 (got {days!r})")
+    return days
+
+
+def build_report(engine: Engine, day: dt.date, trend_days: int = DEFAULT_TREND_DAYS) -> str:
+    """The report of a published day as HTML; ReportError when the day has no published metrics."""
+    from citecheck.report.render import render
+
+    return render(gather(engine, day, trend_days))
+
+
+def write_report(engine: Engine, day: dt.date, out: str | Path, trend_days: int = DEFAULT_TREND_DAYS, *,
+                 store: bool = False
+                 ) -> Path:
+    """Write the day's report to `out` (its folder is created) and, with `store`, also store it in
+    the warehouse as `publish_report` does; the path written."""
+    from citecheck.warehouse.reports import store_report
+
+    html = build_report(engine, day, trend_days)
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(html, encoding="utf-8")
+    if store:
+        store_report(engine, day, html, trend_days=trend_days)
+    return path
+
+
+def publish_report(engine: Engine, day: dt.date, run_id: str | None = None, trend_days: int = DEFAULT_TREND_DAYS
+                   ) -> dict:
+    """Render the day's report and store it in the warehouse (`reports`), replacing an earlier
+    one: what the DAG's report task does and the Airflow plugin serves."""
+    from citecheck.warehouse.reports import store_report
+
+    html = build_report(engine, day, trend_days)
+    store_report(engine, day, html, trend_days=trend_days, run_id=run_id)
+    return {"day": day.isoformat(), "run_id": run_id, "trend_days": trend_days, "bytes": len(html.encode("utf-8"))}

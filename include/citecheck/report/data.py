@@ -1,0 +1,164 @@
+"""What the daily report shows, gathered from the warehouse through its read functions: the
+day's headline metrics with intervals and their history, slices, judge agreement and quality,
+alerts, the worst sentences with their passages and supporting spans, re-cite suggestions."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.engine import Engine
+
+from citecheck.metrics import METRICS
+from citecheck.text import find_span
+from citecheck.warehouse import report_reads as R
+
+HEADLINE_METRICS = (
+    "citation_recall", "citation_precision", "citation_f1", "faithfulness", "attachment_rate",
+    "unknown_labels_per_1000_answers", "multi_citation_share", "rewrite_or_block_per_1000_answers",
+    "miscited_rate", "unsupported_rate", "refusal_rate", "unjudged_rate",
+)
+SLICE_METRICS = ("citation_recall", "citation_precision", "attachment_rate", "unknown_label_rate", "miscited_rate",
+                 "unsupported_rate")
+AGREEMENT_METRICS = ("first_stage_agreement", "first_stage_false_pass_rate", "first_stage_false_fail_rate")
+FLAGGED_VERDICTS = ("contradicted", "unsupported", "miscited")
+
+
+class ReportError(ValueError):
+    """The report cannot be made (bad arguments, or nothing published for the day)."""
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One passage shown under a flagged sentence, split into plain and highlighted segments."""
+
+    label: str
+    role: str  # "cited" | "supports"
+    passage: Mapping[str, Any] | None
+    segments: tuple[tuple[str, bool], ...]
+    span_kind: str | None  # "verified LLM quote" | "NLI best window" | None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class FlaggedSentence:
+    row: Mapping[str, Any]
+    evidence: tuple[Evidence, ...]
+
+
+@dataclass
+class ReportData:
+    day: dt.date
+    trend_days: int
+    run: Mapping[str, Any] | None
+    headline: list[dict[str, Any]]
+    all_metrics: list[dict[str, Any]]
+    history: list[dict[str, Any]]
+    slices: list[dict[str, Any]]
+    agreement: list[dict[str, Any]]
+    flagged: list[FlaggedSentence]
+    alerts: list[dict[str, Any]] = field(default_factory=list)
+    suggestions: list[dict[str, Any]] = field(default_factory=list)
+    judge_quality: dict[str, Any] | None = None
+    interval_columns: tuple[str, ...] = ()
+
+
+def gather(engine: Engine, day: dt.date, trend_days: int = 28, *, flagged_limit: int = 30) -> ReportData:
+    """Everything the report of `day` shows; ReportError when nothing is published for the day."""
+    from citecheck.monitor import alerts_between
+    from citecheck.suggestions import suggestions_for
+
+    if trend_days < 1:
+        raise ReportError(f"--days must be at least 1 (got {trend_days})")
+    day_from = day - dt.timedelta(days=trend_days - 1)
+    today = R.metric_rows(engine, day, day, slice_name="all")
+    if not today:
+        raise ReportError(f"no published metrics for {day.isoformat()}: run the job for that day first")
+    by_metric = {r["metric"]: r for r in today}
+    flagged = R.flagged_sentences(engine, day, FLAGGED_VERDICTS, flagged_limit)
+    passages = R.passages_by_label(engine, (r["turn_id"] for r in flagged))
+    return ReportData(
+        day=day,
+        trend_days=trend_days,
+        run=R.published_run(engine, day),
+        headline=[by_metric[m] for m in HEADLINE_METRICS if m in by_metric],
+        all_metrics=today,
+        history=R.metric_rows(engine, day_from, day, metrics=(*HEADLINE_METRICS, *AGREEMENT_METRICS),
+                              slice_name="all"),
+        slices=R.metric_rows(engine, day, day, metrics=SLICE_METRICS, exclude_slice="all"),
+        agreement=[by_metric[m] for m in AGREEMENT_METRICS if m in by_metric],
+        flagged=[FlaggedSentence(r, evidence_for(r, passages.get(r["turn_id"], {}))) for r in flagged],
+        alerts=sorted(alerts_between(engine, day, day),  # overall first, then by slice
+                      key=lambda a: (a["slice_name"] != "all", a["metric"], a["slice_name"], a["slice_value"])),
+        suggestions=suggestions_for(engine, day),
+        judge_quality=R.judge_quality_for(engine, day),
+        interval_columns=R.interval_columns(),
+    )
+
+
+def evidence_for(row: Mapping[str, Any], passages: Mapping[str, Mapping[str, Any]]) -> tuple[Evidence, ...]:
+    """The passages a flagged sentence cites, then those that support it instead, each with its
+    span highlighted: the LLM's verified quotes from that passage, else the NLI judge's best window."""
+    unknown = set(row.get("unknown_labels") or ())
+    cited = [(label, "cited") for label in row.get("labels") or () if label not in unknown]
+    elsewhere = [(label, "supports") for label in (row.get("supported_elsewhere_by") or "").split("+")
+                 if label and label not in dict(cited)]
+    quotes = _verified_quotes(row.get("llm"))
+    windows = row.get("best_windows") or {}
+    shown = []
+    for label, role in cited + elsewhere:
+        passage = passages.get(label)
+        text = (passage or {}).get("text") or ""
+        spans_from = quotes.get(label) or ([windows[label]] if windows.get(label) else [])
+        kind = "verified LLM quote" if quotes.get(label) else "NLI best window" if spans_from else None
+        spans = [s for s in (find_span(text, q) for q in spans_from) if s]
+        note = None
+        if passage is None:
+            note = "passage not found in source_passages"
+        elif spans_from and not spans:
+            note = f"the {kind} is not in the stored passage (reloaded since?): " + " … ".join(spans_from)
+        shown.append(Evidence(label, role, passage, highlight(text, spans), kind if spans else None, note))
+    return tuple(shown)
+
+
+def highlight(text: str, spans: Sequence[tuple[int, int]]) -> tuple[tuple[str, bool], ...]:
+    """`text` as (segment, highlighted) pieces, overlapping spans merged."""
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    pieces, at = [], 0
+    for start, end in merged:
+        if start > at:
+            pieces.append((text[at:start], False))
+        pieces.append((text[start:end], True))
+        at = end
+    if at < len(text) or not pieces:
+        pieces.append((text[at:], False))
+    return tuple(pieces)
+
+
+def _verified_quotes(llm: Any) -> dict[str, list[str]]:
+    quotes: dict[str, list[str]] = {}
+    if isinstance(llm, Mapping):
+        for q in llm.get("quotes") or ():
+            if isinstance(q, Mapping) and q.get("verified") and q.get("label") and q.get("quote"):
+                quotes.setdefault(str(q["label"]), []).append(str(q["quote"]))
+    return quotes
+
+
+def format_value(metric: str, value: float | None) -> str:
+    """A metric value as the report prints it: rates in percent (one decimal), counts per 1,000
+    answers with one decimal, anything else with three significant digits; "n/a" for null."""
+    if value is None:
+        return "n/a"
+    scale = METRICS.get(metric, (None, None, None))[2]
+    if scale == 1.0 or metric == "citation_f1":
+        return f"{value * 100:.1f}%"
+    if scale is not None:
+        return f"{value:.1f}"
+    return f"{value:.3g}"
