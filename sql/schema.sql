@@ -148,7 +148,7 @@ CREATE TABLE IF NOT EXISTS judgment_cache (
 
 COMMENT ON TABLE judgment_cache IS 'NLI judge scores, threshold-independent; reruns ask the model nothing';
 
-COMMENT ON COLUMN judgment_cache.model IS 'model id or path (+int8 when quantized)';
+COMMENT ON COLUMN judgment_cache.model IS 'model id or path + backend tag (+int8, +openvino-int8 …)';
 
 COMMENT ON COLUMN judgment_cache.revision IS 'model revision; '''' when none was pinned';
 

@@ -393,6 +393,24 @@ def cmd_ddl(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_plan(args: argparse.Namespace) -> int:
+    from citecheck import capacity
+
+    if (args.rates is None) == (args.judge is None):
+        raise capacity.PlanError("plan: give exactly one of --rates FILE (from bench/bench_nli.py) or --judge FILE")
+    rates = capacity.rates_from_file(args.rates, args.model) if args.rates else capacity.calibrate(args.judge)
+    result = capacity.plan(
+        args.answers,
+        rates,
+        capacity.sample_traffic_profile(),
+        sentences_per_answer=args.sentences_per_answer,
+        variant=args.backend,
+        window_hours=args.window_hours,
+    )
+    print(json.dumps(result, indent=2, default=str) if args.json else capacity.render(result))
+    return EXIT_OK
+
+
 def _add_job_params(p: argparse.ArgumentParser) -> None:
     p.add_argument("--nli-share", type=float, help="share of turns judged (deterministic hash selection)")
     p.add_argument("--shards", type=int, help="judge shards")
@@ -528,6 +546,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--print", action="store_true",
                    help="print the statements for the default names (sql/grants_bi_readonly.sql)")
     p.set_defaults(func=cmd_grant_bi)
+
+    p = sub.add_parser("plan", help="NLI wall time of a day of N answers on 1/2/4/8 CPU workers and one GPU")
+    p.add_argument("--answers", type=int, required=True, help="answers per day")
+    p.add_argument("--sentences-per-answer", type=float, help="check-worthy sentences per answer (default: sample's)")
+    p.add_argument("--backend", help="variant to size on, as named in the rates (default: the fastest faithful)")
+    p.add_argument("--rates", help="rates file written by bench/bench_nli.py --rates-out")
+    p.add_argument("--model", default="deberta", help="model in the rates file (deberta or minilm)")
+    p.add_argument("--judge", help="or: an NLI judge file to time here in a short calibration run")
+    p.add_argument("--window-hours", type=float, default=6.0, help="hours the day's NLI work may take")
+    p.add_argument("--json", action="store_true", help="print the plan as JSON")
+    p.set_defaults(func=cmd_plan)
 
     p = sub.add_parser("ddl", help="print the CREATE statements of every table (sql/schema.sql)")
     p.add_argument("--dialect", choices=["postgresql", "sqlite"], default="postgresql")

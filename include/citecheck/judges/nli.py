@@ -18,12 +18,15 @@ Nothing is truncated: a window that does not fit the model's max length next to 
 split (a two-sentence window into its one-sentence windows, an over-long sentence into
 overlapping token chunks) and counted in `stats()["splits"]`. A batch that fails is halved and
 retried; a pair that still fails leaves its sentence unjudged with the reason.
+
+The judge file's `backend` (torch, onnx, openvino), `quantize` (null, int8), `precision` (auto:
+fp16 on CUDA) and `batch_size` ("auto": by device) choose how the model runs; `nli_backends` loads
+and exports them, and the variant's tag joins the judge version and the cache key.
 """
 
 from __future__ import annotations
 
 import sys
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -34,6 +37,15 @@ from typing import Any
 from citecheck.cache import InMemoryCache, JudgmentCache, Probabilities, cache_key, open_cache
 from citecheck.judges.base import JudgeSpecError
 from citecheck.judges.derive import derive_judgment
+from citecheck.judges.nli_backends import (
+    BackendChoice,
+    apply_precision,
+    auto_batch_size,
+    load_cross_encoder,
+    parse_backend,
+    resolve_precision,
+    variant_tag,
+)
 from citecheck.model import JudgeItem, Judgment, Passage, unjudged
 from citecheck.text import normalise_statement
 
@@ -52,6 +64,9 @@ _FIELDS = frozenset(
         "device",
         "max_length",
         "quantize",
+        "backend",
+        "precision",
+        "export_dir",
         "all_passages",
         "about",
     }
@@ -72,11 +87,19 @@ class NLISettings:
     model: str = DEFAULT_MODEL
     revision: str | None = None
     threshold: float = 0.5
-    batch_size: int = 32
+    batch_size: int | None = None
+    """None: chosen for the device (see `nli_backends.auto_batch_size`)."""
     device: str | None = None
     max_length: int | None = None
     quantize: str | None = None
     all_passages: bool = False
+    backend: str = "torch"
+    precision: str = "auto"
+    export_dir: str | None = None
+
+    @property
+    def backend_choice(self) -> BackendChoice:
+        return BackendChoice(self.backend, self.quantize, self.precision, self.export_dir)
 
 
 def parse_spec(spec: Mapping[str, Any]) -> NLISettings:
@@ -90,9 +113,7 @@ def parse_spec(spec: Mapping[str, Any]) -> NLISettings:
     threshold = spec.get("threshold", 0.5)
     if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0.0 <= threshold <= 1.0:
         raise JudgeSpecError(f"nli judge: 'threshold' must be a number in [0, 1], got {threshold!r}")
-    quantize = spec.get("quantize")
-    if quantize not in (None, "int8"):
-        raise JudgeSpecError(f"nli judge: 'quantize' must be null or \"int8\", got {quantize!r}")
+    choice = parse_backend(spec)
     all_passages = spec.get("all_passages", False)
     if not isinstance(all_passages, bool):
         raise JudgeSpecError("nli judge: 'all_passages' must be true or false")
@@ -102,11 +123,14 @@ def parse_spec(spec: Mapping[str, Any]) -> NLISettings:
         model=model.strip(),
         revision=_optional_str(spec, "revision"),
         threshold=float(threshold),
-        batch_size=_positive_int(spec, "batch_size", 32),
+        batch_size=None if spec.get("batch_size", "auto") == "auto" else _positive_int(spec, "batch_size", 32),
         device=_optional_str(spec, "device"),
         max_length=_positive_int(spec, "max_length", None),
-        quantize=quantize,
+        quantize=choice.quantize,
         all_passages=all_passages,
+        backend=choice.backend,
+        precision=choice.precision,
+        export_dir=choice.export_dir,
     )
 
 
@@ -152,12 +176,13 @@ class CrossEncoderScorer:
         model_id: str,
         revision: str | None,
         max_length: int | None,
-        quantized: bool = False,
+        variant: str = "",
     ) -> None:
         self.model = model
         self.model_id = model_id
         self.revision = revision
-        self.quantized = quantized
+        self.variant = variant
+        """'' for torch fp32, else the backend/quantization/precision tag (`nli_backends.variant_tag`)."""
         self.tokenizer = model.tokenizer
         if self.tokenizer is None:
             raise ModelLoadError(f"nli judge: model {model_id!r} has no text tokenizer")
@@ -222,44 +247,37 @@ def _model_length_limit(tokenizer: Any, config: Any) -> int | None:
 
 
 def load_scorer(settings: NLISettings) -> CrossEncoderScorer:
-    """Load the configured cross-encoder through `CrossEncoder`; never fall back to another model."""
-    from sentence_transformers import CrossEncoder
-
+    """Load the configured cross-encoder through `CrossEncoder` on the configured backend; never fall
+    back to another model or backend."""
     looks_local = settings.model.startswith(("/", "./", "../", "~")) or Path(settings.model).exists()
     path = Path(settings.model).expanduser()
     if looks_local and not path.exists():
         raise ModelLoadError(_load_help(settings, f"no such directory: {path}"))
+    choice = settings.backend_choice
     try:
-        model = CrossEncoder(
-            str(path) if looks_local else settings.model, revision=settings.revision, device=settings.device
+        model = load_cross_encoder(
+            str(path) if looks_local else settings.model,
+            revision=settings.revision,
+            device=settings.device,
+            choice=choice,
+            local=path.resolve() if looks_local else None,
         )
+    except JudgeSpecError:
+        raise  # already says what to install, export or set
     except Exception as exc:  # any loader failure becomes one clear, actionable error
         raise ModelLoadError(_load_help(settings, f"{type(exc).__name__}: {exc}")) from exc
-    if settings.quantize == "int8":
-        _quantize_int8(model, settings)
+    precision = "fp32" if choice.quantize == "int8" and choice.backend == "torch" else (
+        resolve_precision(choice.precision, str(model.device), choice.backend)
+    )
+    if choice.backend == "torch":
+        apply_precision(model, precision)
     return CrossEncoderScorer(
         model,
         model_id=settings.model,
         revision=settings.revision,
         max_length=settings.max_length,
-        quantized=settings.quantize == "int8",
+        variant=variant_tag(choice, precision),
     )
-
-
-def _quantize_int8(model: Any, settings: NLISettings) -> None:
-    """Dynamic int8 quantization of the Linear layers (CPU only), in place."""
-    import torch
-
-    if model.device.type != "cpu":
-        raise ModelLoadError(
-            f'nli judge: quantize "int8" runs on CPU, but the model is on {model.device}; '
-            'set "device": "cpu" or "quantize": null'
-        )
-    with warnings.catch_warnings():  # torch.ao's eager API is deprecated in favour of torchao, not installed
-        warnings.simplefilter("ignore", DeprecationWarning)
-        warnings.simplefilter("ignore", UserWarning)
-        quantize = torch.ao.quantization.quantize_dynamic
-        quantize(model.model, {torch.nn.Linear}, dtype=torch.qint8, inplace=True)
 
 
 def _load_help(settings: NLISettings, cause: str) -> str:
@@ -330,9 +348,10 @@ class NLIJudge:
         self.settings = settings
         self.cache: JudgmentCache = cache if cache is not None else InMemoryCache()
         self.threshold = settings.threshold
-        suffix = "+int8" if scorer.quantized else ""
+        suffix = scorer.variant  # backend, quantization and precision: the cache never mixes them
         self._cache_model = scorer.model_id + suffix
         self.version = scorer.model_id + (f"@{scorer.revision}" if scorer.revision else "") + suffix
+        self.batch_size = settings.batch_size or auto_batch_size(scorer.device)
         self._progress = progress
         self._units: dict[str, _Units] = {}
         self._windows: dict[tuple[str, int], tuple[tuple[tuple[str, int], ...], tuple[str, ...]]] = {}
@@ -378,7 +397,7 @@ class NLIJudge:
             "device": self.scorer.device,
             "quantize": self.settings.quantize,
             "threshold": self.threshold,
-            "batch_size": self.settings.batch_size,
+            "batch_size": self.batch_size,
             "max_length": self.scorer.max_length,
             "cache": self.cache.describe(),
             "sentences": n.sentences,
@@ -544,7 +563,7 @@ class NLIJudge:
 
         show = self._progress if self._progress is not None else sys.stderr.isatty()
         with tqdm(total=len(todo), unit="pair", desc="nli judge", disable=not show) as bar:
-            size = self.settings.batch_size
+            size = self.batch_size
             for start in range(0, len(todo), size):
                 batch = todo[start : start + size]
                 self._run_batch(batch, needed, pending, failures)

@@ -293,7 +293,7 @@ stage_recite_suggestions = _stage_copy("stage_recite_suggestions", _suggestion_c
 judgment_cache = Table(
     "judgment_cache",
     metadata,
-    Column("model", String(500), primary_key=True, comment="model id or path (+int8 when quantized)"),
+    Column("model", String(500), primary_key=True, comment="model id or path + backend tag (+int8, +openvino-int8 …)"),
     Column("revision", String(200), primary_key=True, comment="model revision; '' when none was pinned"),
     Column("sentence_hash", String(32), primary_key=True, comment="text_hash of the judged sentence"),
     Column("window_hash", String(32), primary_key=True, comment="text_hash of the premise window"),

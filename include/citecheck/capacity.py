@@ -1,0 +1,314 @@
+"""Sizing a day of NLI judging (`citecheck plan`, issue 15).
+
+Wall time = pairs the judge must score ÷ pairs/s of one worker ÷ workers. Both come from
+measurements, never from constants:
+
+- **pairs**: the real `NLIJudge` is run over two days of the bundled sample traffic with a
+  scorer that answers from the sample's recorded judgments (so it asks for uncited passages only
+  where a perfect model would) and counts: model pairs per check-worthy sentence before dedupe,
+  after the judge's within-day dedupe, and after the second day's judgment-cache hits.
+- **pairs/s**: a rates file written by `bench/bench_nli.py --rates-out` (every backend variant
+  measured side by side on this machine), or a short calibration run of a judge file here.
+  One GPU worker's rate is a measured figure only when the rates file holds one; otherwise it is
+  an estimate from the model's FLOPs per pair and an assumed effective GPU throughput, and is
+  printed as such.
+
+The sample traffic draws on a small knowledge base, so its dedupe and cache hit rate are far higher
+than a real corpus gives: the recommendation is sized on the no-cache row.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from time import perf_counter
+from typing import Any
+
+from citecheck.config import ConfigError
+
+WORKER_COUNTS = (1, 2, 4, 8)
+SHARDS_PER_SLOT = 3
+"""docs/scaling.md: two to four shards per pool slot."""
+GPU_EFFECTIVE_TFLOPS = 25.0
+"""Assumed sustained fp16 throughput of one data-centre GPU on encoder inference (an estimate)."""
+ENCODER_FLOPS_PER_TOKEN = {"deberta": 2 * 86e6 * 1.3, "minilm": 2 * 11e6 * 1.3}
+"""2 × non-embedding parameters × 1.3 (attention and relative-position terms), per token."""
+FAITHFUL_FLIPS = 0.01
+"""Issue 15: a backend is faithful when it flips at most 1% of the decisions of torch fp32."""
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+class PlanError(ConfigError):
+    """A rates file, judge file or figure that cannot give a plan."""
+
+
+@dataclass(frozen=True, slots=True)
+class TrafficProfile:
+    """What the judge asks of the model on the sample traffic, per check-worthy sentence."""
+
+    answers: int
+    sentences: int
+    pairs_undeduped: int
+    pairs_deduped: int
+    second_day_cache_hit_rate: float
+
+    @property
+    def sentences_per_answer(self) -> float:
+        return self.sentences / self.answers if self.answers else 0.0
+
+    def pairs_per_sentence(self, scenario: str) -> float:
+        """'no dedupe', 'dedupe' or 'dedupe + cache' pairs per check-worthy sentence."""
+        base = self.pairs_undeduped if scenario == "no dedupe" else self.pairs_deduped
+        per = base / self.sentences if self.sentences else 0.0
+        return per * (1 - self.second_day_cache_hit_rate) if scenario == "dedupe + cache" else per
+
+
+class _RecordedPairScorer:
+    """A stand-in for `CrossEncoderScorer` that counts: a window entails a sentence iff it lies in
+    a passage that the sample's recorded judgments say supports that sentence."""
+
+    model_id = "plan:recorded"
+    revision = None
+    variant = ""
+    device = "cpu"
+    max_length = 512
+    special_tokens = 3
+    entail_index, contra_index = 1, 2
+    labels = ("neutral", "entailment", "contradiction")
+
+    def __init__(self) -> None:
+        self.support: dict[str, list[str]] = {}
+        self.pairs_seen = 0
+
+    def token_lengths(self, texts: Sequence[str]) -> list[int]:
+        return [math.ceil(len(_TOKEN.findall(t)) * 1.2) for t in texts]
+
+    def token_offsets(self, text: str) -> list[tuple[int, int]]:
+        return [m.span() for m in _TOKEN.finditer(text)]
+
+    def probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[float, float, float]]:
+        self.pairs_seen += len(pairs)
+        return [
+            (0.02, 0.96, 0.02) if any(window in text for text in self.support.get(sentence, ())) else (0.9, 0.05, 0.05)
+            for window, sentence in pairs
+        ]
+
+
+def sample_traffic_profile(turns_per_day: int = 300, seed: int = 0) -> TrafficProfile:
+    """Run the NLI judge's own pair selection over two days of the bundled sample traffic."""
+    from citecheck.cache import InMemoryCache
+    from citecheck.demo import generate, judge_spec, sample_config
+    from citecheck.judges import judge_from_spec
+    from citecheck.judges.nli import NLIJudge, NLISettings
+    from citecheck.pipeline import in_conversation_order, judge_items, structure_turns
+    from citecheck.text import normalise_statement
+    from citecheck.turns import turn_from_dict
+
+    start = dt.date(2026, 1, 5)
+    days = []
+    for offset in range(2):
+        sample = generate(start + dt.timedelta(days=offset), 1, turns_per_day=turns_per_day, seed=seed)
+        turns = in_conversation_order(turn_from_dict(t) for t in sample.turns)
+        items = [item for st in structure_turns(turns, sample_config()) for item in judge_items(st)]
+        days.append((items, judge_from_spec(judge_spec(sample)), len(turns)))
+    cache = InMemoryCache()
+    scorer = _RecordedPairScorer()
+    counts = []
+    for items, recorded, _ in days:
+        for item, judgment in zip(items, recorded.judge(items), strict=True):
+            labels = {lab for lab, ok in (judgment.alone or {}).items() if ok} | set(judgment.elsewhere or ())
+            texts = [normalise_statement(p.text) for p in item.context if p.label in labels]
+            scorer.support.setdefault(normalise_statement(item.sentence), []).extend(texts)
+        undeduped = _undeduped_pairs(scorer, items)
+        judge = NLIJudge(scorer, NLISettings(model=scorer.model_id, batch_size=64), cache=cache, progress=False)  # type: ignore[arg-type]
+        judge.judge(items)
+        counts.append((undeduped, judge.stats()))
+    (undeduped, first), (_, second) = counts
+    hit_rate = second["cache_hits"] / second["pairs_needed"] if second["pairs_needed"] else 0.0
+    return TrafficProfile(
+        answers=days[0][2],
+        sentences=len(days[0][0]),
+        pairs_undeduped=undeduped,
+        pairs_deduped=first["pairs_scored"],
+        second_day_cache_hit_rate=hit_rate,
+    )
+
+
+def _undeduped_pairs(scorer: _RecordedPairScorer, items: Sequence[Any]) -> int:
+    """Pairs the judge would send with every item judged alone (no cross-item dedupe)."""
+    from citecheck.judges.nli import NLIJudge, NLISettings
+
+    total = 0
+    for item in items:
+        judge = NLIJudge(scorer, NLISettings(model=scorer.model_id), progress=False)  # type: ignore[arg-type]
+        judge.judge([item])
+        total += judge.stats()["pairs_scored"]
+    return total
+
+
+@dataclass(frozen=True, slots=True)
+class Rates:
+    """Pairs/s of one worker per backend variant, and where the figures come from."""
+
+    model: str
+    cpu: dict[str, float]
+    cpu_threads: int | None
+    source: str
+    gpu: float | None = None
+    gpu_source: str = ""
+    pair_tokens: float | None = None
+    flip_share: dict[str, float] | None = None
+    """Share of decisions each variant flips against torch fp32, where measured."""
+
+    def fastest_faithful(self) -> str:
+        """The fastest variant that flips at most `FAITHFUL_FLIPS` of the decisions (all count if unknown)."""
+        flips = self.flip_share or {}
+        faithful = [v for v in self.cpu if flips.get(v, 0.0) <= FAITHFUL_FLIPS] or list(self.cpu)
+        return max(faithful, key=self.cpu.__getitem__)
+
+
+def rates_from_file(path: str | Path, model: str) -> Rates:
+    """Rates written by `bench/bench_nli.py --rates-out` for `model` ('deberta' or 'minilm')."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise PlanError(f"plan: cannot read the rates file {path}: {exc}") from exc
+    if not isinstance(doc, dict) or doc.get("format") != "citecheck-nli-rates/1":
+        raise PlanError(f"plan: {path} is not a rates file written by bench/bench_nli.py --rates-out")
+    rates = doc.get("pairs_per_second", {}).get(model)
+    if not rates:
+        raise PlanError(f"plan: {path} has no rates for model {model!r}; it has {sorted(doc['pairs_per_second'])}")
+    gpu = (doc.get("gpu") or {}).get(model)
+    return Rates(
+        model=model,
+        cpu=dict(rates),
+        cpu_threads=doc.get("cpu_threads_per_worker"),
+        source=f"{path} (measured {doc.get('measured_at', '?')}, {doc.get('pairs', '?')} pairs)",
+        gpu=gpu,
+        gpu_source="measured" if gpu else "",
+        pair_tokens=doc.get("pair_tokens_mean"),
+        flip_share=(doc.get("flip_share") or {}).get(model),
+    )
+
+
+def calibrate(judge_file: str | Path, pairs: int = 96) -> Rates:
+    """Load an NLI judge file here and time its scorer on real-length pairs from the sample traffic."""
+    from citecheck.judges.nli import from_spec
+    from citecheck.judges.nli_backends import calibration_pairs
+
+    spec = json.loads(Path(judge_file).read_text(encoding="utf-8"))
+    if spec.get("kind") != "nli":
+        raise PlanError(f"plan: {judge_file} is not an NLI judge file (kind {spec.get('kind')!r})")
+    judge = from_spec(spec, progress=False)
+    batch = calibration_pairs(pairs)
+    judge.scorer.probabilities(batch[: min(16, len(batch))])  # warm-up
+    started = perf_counter()
+    for i in range(0, len(batch), judge.batch_size):
+        judge.scorer.probabilities(batch[i : i + judge.batch_size])
+    rate = len(batch) / (perf_counter() - started)
+    import torch
+
+    name = spec.get("backend", "torch") + ("-int8" if spec.get("quantize") else "")
+    return Rates(model=str(spec.get("model")), cpu={name: rate}, cpu_threads=torch.get_num_threads(),
+                 source=f"calibration run of {judge_file} here ({len(batch)} pairs)")
+
+
+def gpu_estimate(model: str, pair_tokens: float | None) -> float | None:
+    """Pairs/s of one GPU worker from FLOPs per pair at `GPU_EFFECTIVE_TFLOPS` (an estimate)."""
+    per_token = ENCODER_FLOPS_PER_TOKEN.get(model)
+    if per_token is None or not pair_tokens:
+        return None
+    return GPU_EFFECTIVE_TFLOPS * 1e12 / (per_token * pair_tokens)
+
+
+def plan(
+    answers: int,
+    rates: Rates,
+    profile: TrafficProfile,
+    *,
+    sentences_per_answer: float | None = None,
+    variant: str | None = None,
+    window_hours: float = 6.0,
+) -> dict[str, Any]:
+    """Wall hours per scenario and worker count, and the shards / pool size to use."""
+    if answers < 1:
+        raise PlanError("plan: --answers must be at least 1")
+    chosen = variant or rates.fastest_faithful()
+    if chosen not in rates.cpu:
+        raise PlanError(f"plan: no measured rate for backend {chosen!r}; measured: {sorted(rates.cpu)}")
+    rate = rates.cpu[chosen]
+    spa = sentences_per_answer if sentences_per_answer is not None else profile.sentences_per_answer
+    gpu = rates.gpu or gpu_estimate(rates.model, rates.pair_tokens)
+    scenarios = {}
+    for scenario in ("no dedupe", "dedupe", "dedupe + cache"):
+        pairs = answers * spa * profile.pairs_per_sentence(scenario)
+        scenarios[scenario] = {
+            "pairs": round(pairs),
+            "cpu_hours": {w: pairs / (rate * w) / 3600 for w in WORKER_COUNTS},
+            "gpu_hours": pairs / gpu / 3600 if gpu else None,
+        }
+    sizing = scenarios["dedupe"]["pairs"]
+    workers = max(1, math.ceil(sizing / (rate * window_hours * 3600)))
+    return {
+        "answers": answers,
+        "sentences_per_answer": spa,
+        "variant": chosen,
+        "cpu_pairs_per_second": rate,
+        "cpu_threads_per_worker": rates.cpu_threads,
+        "rates_source": rates.source,
+        "gpu_pairs_per_second": gpu,
+        "gpu_source": rates.gpu_source or (
+            f"estimate ({GPU_EFFECTIVE_TFLOPS:g} effective TFLOP/s fp16, not measured)" if gpu else "unknown"
+        ),
+        "profile": {
+            "sample_answers": profile.answers,
+            "sample_sentences": profile.sentences,
+            "pairs_per_sentence": {s: profile.pairs_per_sentence(s) for s in scenarios},
+            "second_day_cache_hit_rate": profile.second_day_cache_hit_rate,
+        },
+        "scenarios": scenarios,
+        "window_hours": window_hours,
+        "cpu_workers_for_window": workers,
+        "pool_slots": workers,
+        "shards": workers * SHARDS_PER_SLOT,
+    }
+
+
+def render(result: Mapping[str, Any]) -> str:
+    """The plan as the table `citecheck plan` prints."""
+    p = result["profile"]
+    lines = [
+        f"NLI plan: {result['answers']:,} answers/day × {result['sentences_per_answer']:.2f} check-worthy "
+        f"sentences, backend {result['variant']} at {result['cpu_pairs_per_second']:.1f} pairs/s per CPU "
+        f"worker ({result['cpu_threads_per_worker']} threads)",
+        f"rates: {result['rates_source']}",
+        f"pairs per sentence on the sample traffic ({p['sample_answers']} answers): "
+        + ", ".join(f"{k} {v:.2f}" for k, v in p["pairs_per_sentence"].items())
+        + f"; day-over-day cache hits {p['second_day_cache_hit_rate']:.0%}",
+        "",
+    ]
+    header = ["scenario", "pairs/day"] + [f"{w} CPU" for w in WORKER_COUNTS] + ["1 GPU"]
+    rows = [header]
+    mark = "" if result["gpu_source"] == "measured" else "*"
+    for name, s in result["scenarios"].items():
+        gpu = "-" if s["gpu_hours"] is None else _hours(s["gpu_hours"]) + mark
+        rows.append([name, f"{s['pairs']:,}"] + [_hours(s["cpu_hours"][w]) for w in WORKER_COUNTS] + [gpu])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    if result["gpu_pairs_per_second"]:
+        lines.append(f"* 1 GPU: {result['gpu_pairs_per_second']:.0f} pairs/s, {result['gpu_source']}")
+    lines.append(
+        f"to finish the 'dedupe' day within {result['window_hours']:g} h: {result['cpu_workers_for_window']} CPU "
+        f"worker(s) like this one → `airflow pools set nli {result['pool_slots']} \"NLI judging\"`, "
+        f"shards {result['shards']} (conf {{\"shards\": {result['shards']}}})"
+    )
+    return "\n".join(lines)
+
+
+def _hours(hours: float) -> str:
+    return f"{hours * 60:.0f} min" if hours < 1 else f"{hours:.1f} h"
