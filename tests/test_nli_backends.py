@@ -13,13 +13,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from tiny_models import save_permuted, save_tiny_nli
 
 from citecheck.cache import InMemoryCache
 from citecheck.judges import JudgeSpecError
 from citecheck.judges import nli_backends as B
 from citecheck.judges.nli import NLIJudge, from_spec, parse_spec
 from citecheck.model import JudgeItem, Passage
+from helpers.tiny_models import save_permuted, save_tiny_nli
 
 PASSAGES = (
     Passage("S1", "Expense reports must be submitted within two weeks. The manager must approve each claim."),

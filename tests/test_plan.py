@@ -119,7 +119,7 @@ def test_the_cli_prints_the_table_for_1_2_4_8_cpu_workers_and_a_gpu(tmp_path):
 
 
 def test_a_judge_file_is_timed_here_in_a_short_calibration_run(tmp_path, profile):
-    from tiny_models import save_tiny_nli
+    from helpers.tiny_models import save_tiny_nli
 
     model = save_tiny_nli(tmp_path / "tiny")
     judge_file = tmp_path / "nli.json"
