@@ -21,24 +21,17 @@ from citecheck.text import find_span
 from citecheck.warehouse import report_reads as R
 from citecheck.warehouse import tables as T
 from citecheck.warehouse.reports import report_html, report_index, store_report
-from helpers import orbit_settings, orbit_warehouse_turns
+from helpers import orbit_settings, orbit_warehouse_turns, publish_orbit_days
 
 DAYS = [dt.date(2026, 11, 28), dt.date(2026, 11, 29), dt.date(2026, 11, 30)]
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def published(request, tmp_path):
+@pytest.fixture
+def published(engine):
     """A warehouse (SQLite file or a fresh PostgreSQL database) with three published Orbit days."""
-    url = f"sqlite:///{tmp_path}/wh.sqlite" if request.param == "sqlite" else request.getfixturevalue(
-        "pg_warehouse_url")
-    engine = W.make_engine(url)
-    W.init_warehouse(engine)
-    for day in DAYS:
-        W.load_turns(engine, orbit_warehouse_turns(day.isoformat()))
-        job.run_day(engine, day, orbit_settings())
-    yield engine
-    engine.dispose()
+    publish_orbit_days(engine, DAYS)
+    return engine
 
 
 def headline_values(page: str) -> dict[str, str]:

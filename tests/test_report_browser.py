@@ -18,7 +18,7 @@ import pytest
 from citecheck import job
 from citecheck import warehouse as W
 from citecheck.report import format_value, publish_report
-from helpers import orbit_settings, orbit_warehouse_turns
+from helpers import publish_orbit_days
 from helpers.api_server import ApiServer
 from helpers.browser import artifacts_dir, launch, open_report_page, report_screenshot, watch
 
@@ -28,9 +28,7 @@ DAYS = [dt.date(2026, 11, 28), dt.date(2026, 11, 29), dt.date(2026, 11, 30)]
 def _published(url: str):
     engine = W.make_engine(url)
     W.init_warehouse(engine)
-    for day in DAYS:
-        W.load_turns(engine, orbit_warehouse_turns(day.isoformat()))
-        job.run_day(engine, day, orbit_settings())
+    publish_orbit_days(engine, DAYS)
     return engine
 
 

@@ -49,3 +49,13 @@ def orbit_settings(**overrides: Any):
     settings = JobSettings(judge_spec=data["judge"],
                            config=config_from_mapping({"check_worthiness": {"refusals": [data["refusal_text"]]}}))
     return replace(settings, **overrides)
+
+
+def publish_orbit_days(engine: Any, days: Any) -> None:
+    """Load the Orbit turns dated on each day into the warehouse and publish each day (the job)."""
+    from citecheck import job
+    from citecheck import warehouse as W
+
+    for day in days:
+        W.load_turns(engine, orbit_warehouse_turns(day.isoformat()))
+        job.run_day(engine, day, orbit_settings())
