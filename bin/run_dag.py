@@ -45,7 +45,8 @@ def main(argv: list[str]) -> int:
     for r in rows:
         if r["metric"] in HEADLINE_METRICS:
             value = "null" if r["value"] is None else f"{r['value']:.3f}"
-            print(f"  {r['metric']:<26}{value:>8}   {r['numerator']:g} / {r['denominator']:g}")
+            interval = f"   95% [{r['ci_low']:.3f}, {r['ci_high']:.3f}]" if r.get("ci_low") is not None else ""
+            print(f"  {r['metric']:<26}{value:>8}   {r['numerator']:g} / {r['denominator']:g}{interval}")
     return 0
 
 
