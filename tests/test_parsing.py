@@ -267,3 +267,13 @@ def test_default_rules_keep_claims_that_look_like_them(sentence):
     from citecheck.structural import check_worthiness
 
     assert check_worthiness(sentence, DEFAULT) == (True, None)
+
+
+def test_time_abbreviations_do_not_end_a_sentence():
+    from citecheck.parsing import split_sentences
+
+    text = "The desk is staffed from 5:30 a.m. to 2:30 a.m. Monday [S1]. It is closed on Sundays [S2]."
+    assert split_sentences(text) == ["The desk is staffed from 5:30 a.m. to 2:30 a.m. Monday [S1].",
+                                     "It is closed on Sundays [S2]."]
+    assert split_sentences("Calls after 6 p.m. go to voicemail. Leave a message.") == [
+        "Calls after 6 p.m. go to voicemail.", "Leave a message."]
