@@ -22,7 +22,7 @@ def test_no_code_reads_a_folder_beside_the_repository():
                if path.endswith((".py", ".sh", ".toml", ".cfg")) or "/bin/" in f"/{path}" or path.startswith(".ci")
                if path != "tests/test_self_contained.py"  # its own pattern
                if OUTSIDE.search((REPO / path).read_text(encoding="utf-8", errors="replace"))]
-    assert readers == [], f"these files read a folder beside the repository, which a fresh clone does not have: {readers}"
+    assert readers == [], f"these files read a folder a fresh clone does not have: {readers}"
 
 
 def test_the_fixture_tests_pass_in_a_clone_with_nothing_beside_it(tmp_path):
