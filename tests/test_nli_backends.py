@@ -1,9 +1,8 @@
 """NLI backends (issue 15): each loads a tiny local model through the real `CrossEncoder(..., backend=...)`
 path, export included, and judges like torch fp32; missing extras and bad fields give clear errors.
 
-The ONNX backend's extra (`sentence-transformers[onnx]` → optimum-onnx) cannot be installed beside
-sentence-transformers 6.x (optimum-onnx needs transformers < 4.58), so for ONNX only the loading
-error is tested here; OpenVINO (fp32 and static int8) runs for real.
+ONNX Runtime (fp32 and dynamic int8 with this CPU's preset) and OpenVINO (fp32 and static int8) run
+for real, through the extras `requirements.txt` installs.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from citecheck.judges import JudgeSpecError
 from citecheck.judges import nli_backends as B
 from citecheck.judges.nli import NLIJudge, from_spec, parse_spec
 from citecheck.model import JudgeItem, Passage
-from helpers.tiny_models import save_permuted, save_tiny_nli
+from helpers.tiny_models import save_permuted, save_tiny_deberta_nli, save_tiny_nli
 
 PASSAGES = (
     Passage("S1", "Expense reports must be submitted within two weeks. The manager must approve each claim."),
@@ -35,7 +34,7 @@ SENTENCES = (
     "The finance team pays travel claims.",
 )
 CITES = ((), ("S1",), ("S2",), ("S1", "S3"))
-TOLERANCE = {("openvino", None): 1e-3, ("openvino", "int8"): 0.05}
+TOLERANCE = {("onnx", None): 1e-3, ("onnx", "int8"): 0.05, ("openvino", None): 1e-3, ("openvino", "int8"): 0.05}
 """Largest entailment-probability difference against torch fp32 accepted per variant (int8 is
 measured on a model with a realistic weight scale: the judge tests' model has weights of scale 1,
 which no trained model has and which int8 cannot represent)."""
@@ -77,28 +76,60 @@ def entailment(j: NLIJudge, pairs: list[tuple[str, str]]) -> list[float]:
 PAIRS = [(p.text, s) for p in PASSAGES for s in SENTENCES]
 
 
-@pytest.mark.parametrize("quantize", [None, "int8"])
-def test_openvino_exports_beside_the_model_loads_through_crossencoder_and_agrees_with_torch(
-    tiny, realistic, tmp_path, quantize
-):
+def runtime_class(backend: str) -> type:
+    if backend == "onnx":
+        from optimum.onnxruntime import ORTModelForSequenceClassification
+
+        return ORTModelForSequenceClassification
     from optimum.intel.openvino import OVModelForSequenceClassification
 
+    return OVModelForSequenceClassification
+
+
+@pytest.mark.parametrize("backend", ["onnx", "openvino"])
+@pytest.mark.parametrize("quantize", [None, "int8"])
+def test_a_backend_exports_beside_the_model_loads_through_crossencoder_and_agrees_with_torch(
+    tiny, realistic, tmp_path, backend, quantize
+):
     model_copy = Path(shutil.copytree(realistic if quantize else tiny, tmp_path / "model"))
 
     torch_judge = judge(model_copy)
-    ov = judge(model_copy, backend="openvino", quantize=quantize)
-    assert isinstance(ov.scorer.model.model, OVModelForSequenceClassification)  # the real backend
-    assert (model_copy / B.EXPORTED_FILES[("openvino", quantize)]).is_file()  # stored beside the model
-    assert ov.version == str(model_copy) + ("+openvino-int8" if quantize else "+openvino")
-    assert ov.scorer.labels == ("neutral", "entailment", "contradiction") and ov.scorer.entail_index == 1
-    reference, scored = entailment(torch_judge, PAIRS), entailment(ov, PAIRS)
-    tolerance = TOLERANCE[("openvino", quantize)]
+    other = judge(model_copy, backend=backend, quantize=quantize)
+    assert isinstance(other.scorer.model.model, runtime_class(backend))  # the real runtime
+    assert (model_copy / B.exported_file(backend, quantize)).is_file()  # stored beside the model
+    tag = {"onnx": f"+onnx-int8-{B.onnx_int8_preset()}", "openvino": "+openvino-int8"}[backend]
+    assert other.version == str(model_copy) + (tag if quantize else f"+{backend}")
+    assert other.scorer.labels == ("neutral", "entailment", "contradiction") and other.scorer.entail_index == 1
+    reference, scored = entailment(torch_judge, PAIRS), entailment(other, PAIRS)
+    tolerance = TOLERANCE[(backend, quantize)]
     assert max(abs(a - b) for a, b in zip(reference, scored, strict=True)) <= tolerance
     for a, b in zip(reference, scored, strict=True):  # a decision may only flip inside the tolerance
         assert (a >= 0.5) == (b >= 0.5) or abs(a - 0.5) <= tolerance
     if quantize is None:
         verdicts = [(x.cited, x.alone, x.faithful) for x in torch_judge.judge(items())]
-        assert [(x.cited, x.alone, x.faithful) for x in ov.judge(items())] == verdicts
+        assert [(x.cited, x.alone, x.faithful) for x in other.judge(items())] == verdicts
+
+
+@pytest.mark.parametrize(("backend", "quantize"), [("onnx", "int8"), ("openvino", "int8")])
+def test_a_model_without_token_type_ids_quantizes_and_agrees_with_torch(tmp_path, backend, quantize):
+    """DeBERTa-v3 NLI models take no token_type_ids, though their tokenizer may return them: the
+    int8 calibration and the runtime feed only the inputs the exported model has."""
+    model = save_tiny_deberta_nli(tmp_path / "deberta")
+    reference = entailment(judge(model), PAIRS)
+    other = judge(model, backend=backend, quantize=quantize)
+    assert isinstance(other.scorer.model.model, runtime_class(backend))
+    scored = entailment(other, PAIRS)
+    assert max(abs(a - b) for a, b in zip(reference, scored, strict=True)) <= TOLERANCE[(backend, quantize)]
+
+
+def test_onnx_int8_quantizes_with_the_preset_of_the_cpu():
+    assert B.onnx_int8_preset(frozenset(), "aarch64") == "arm64"
+    assert B.onnx_int8_preset(frozenset({"avx2", "avx512f", "avx512_vnni"}), "x86_64") == "avx512_vnni"
+    assert B.onnx_int8_preset(frozenset({"avx2", "avx512f"}), "x86_64") == "avx512"
+    assert B.onnx_int8_preset(frozenset({"avx2"}), "x86_64") == "avx2"
+    assert B.exported_file("onnx", "int8") == f"onnx/model_int8_{B.onnx_int8_preset()}.onnx"
+    assert B.has_bf16_units(frozenset({"avx512f", "avx512_bf16"})) and B.has_bf16_units(frozenset({"amx_bf16"}))
+    assert not B.has_bf16_units(frozenset({"avx2", "avx512f"}))
 
 
 def test_an_export_is_written_once_and_reused(model_copy, monkeypatch):
@@ -127,10 +158,11 @@ def test_a_configured_export_dir_holds_a_complete_model_and_leaves_the_model_alo
     assert ov.judge(items()[:2])
 
 
-def test_openvino_reads_the_label_order_from_id2label(tiny, tmp_path):
+@pytest.mark.parametrize("backend", ["onnx", "openvino"])
+def test_a_backend_reads_the_label_order_from_id2label(tiny, tmp_path, backend):
     permuted = save_permuted(tiny, tmp_path / "permuted", [2, 0, 1])
-    plain = judge(Path(shutil.copytree(tiny, tmp_path / "plain")), backend="openvino")
-    moved = judge(permuted, backend="openvino")
+    plain = judge(Path(shutil.copytree(tiny, tmp_path / "plain")), backend=backend)
+    moved = judge(permuted, backend=backend)
     assert moved.scorer.labels == ("contradiction", "neutral", "entailment") and moved.scorer.entail_index == 2
     fields = [(x.cited, x.alone, x.elsewhere, round(x.score or 0, 4)) for x in plain.judge(items())]
     assert [(x.cited, x.alone, x.elsewhere, round(x.score or 0, 4)) for x in moved.judge(items())] == fields
@@ -138,16 +170,17 @@ def test_openvino_reads_the_label_order_from_id2label(tiny, tmp_path):
 
 def test_the_judgment_cache_keeps_backends_apart(model_copy):
     cache = InMemoryCache()
-    torch_judge = from_spec({"kind": "nli", "model": str(model_copy)}, cache=cache, progress=False)
-    torch_judge.judge(items())
-    ov = from_spec({"kind": "nli", "model": str(model_copy), "backend": "openvino"}, cache=cache, progress=False)
-    ov.judge(items())
-    assert ov.stats()["cache_hits"] == 0
-    assert ov.stats()["pairs_scored"] == torch_judge.stats()["pairs_scored"] > 0
+    variants = [{}, {"backend": "onnx"}, {"backend": "onnx", "quantize": "int8"}, {"backend": "openvino"}]
+    versions = set()
+    for fields in variants:  # each variant scores every pair itself: nothing from another's probabilities
+        first = from_spec({"kind": "nli", "model": str(model_copy), **fields}, cache=cache, progress=False)
+        first.judge(items())
+        assert first.stats()["cache_hits"] == 0 and first.stats()["pairs_scored"] > 0, fields
+        versions.add(first.version)
+    assert len(versions) == len(variants)
     again = from_spec({"kind": "nli", "model": str(model_copy), "backend": "openvino"}, cache=cache, progress=False)
     again.judge(items())
-    assert again.stats()["pairs_scored"] == 0 and again.stats()["cache_hits"] == ov.stats()["pairs_needed"]
-    assert len({torch_judge.version, ov.version}) == 2
+    assert again.stats()["pairs_scored"] == 0 and again.stats()["cache_hits"] == again.stats()["pairs_needed"] > 0
 
 
 @pytest.mark.parametrize(
@@ -192,7 +225,8 @@ def test_half_precision_is_for_cuda_and_on_by_default_there(model_copy):
     choice = B.BackendChoice()
     assert B.variant_tag(choice, "fp32") == "" and B.variant_tag(choice, "bf16") == "+bf16"
     assert B.variant_tag(B.BackendChoice(quantize="int8"), "fp32") == "+int8"
-    assert B.variant_tag(B.BackendChoice("onnx", "int8"), "fp32") == "+onnx-int8"
+    assert B.variant_tag(B.BackendChoice("onnx"), "fp32") == "+onnx"
+    assert B.variant_tag(B.BackendChoice("onnx", "int8"), "fp32") == f"+onnx-int8-{B.onnx_int8_preset()}"
 
 
 def test_batch_size_auto_is_chosen_for_the_device(model_copy):

@@ -166,10 +166,13 @@ class Rates:
     """Share of decisions each variant flips against torch fp32, where measured."""
 
     def fastest_faithful(self) -> str:
-        """The fastest variant that flips at most `FAITHFUL_FLIPS` of the decisions (all count if unknown)."""
-        flips = self.flip_share or {}
-        faithful = [v for v in self.cpu if flips.get(v, 0.0) <= FAITHFUL_FLIPS] or list(self.cpu)
-        return max(faithful, key=self.cpu.__getitem__)
+        return fastest_faithful(self.cpu, self.flip_share or {})
+
+
+def fastest_faithful(pairs_per_second: Mapping[str, float], flip_share: Mapping[str, float]) -> str:
+    """The fastest variant that flips at most `FAITHFUL_FLIPS` of the decisions (all count if unknown)."""
+    faithful = [v for v in pairs_per_second if flip_share.get(v, 0.0) <= FAITHFUL_FLIPS] or list(pairs_per_second)
+    return max(faithful, key=pairs_per_second.__getitem__)
 
 
 def rates_from_file(path: str | Path, model: str) -> Rates:

@@ -46,7 +46,7 @@ def save_tiny_nli(
 ) -> Path:
     """Build a random-weight BERT NLI classifier and save it (model + tokenizer) under `path`."""
     import torch
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizer
+    from transformers import BertConfig, BertForSequenceClassification
 
     vocab = tiny_vocab()
     config = BertConfig(
@@ -70,10 +70,49 @@ def save_tiny_nli(
         model.classifier.weight.normal_(0.0, classifier_std)
         model.classifier.bias.zero_()
     model.eval()
-    tokenizer = BertTokenizer(vocab=vocab, model_max_length=max_length)
+    return _save(model, vocab, path, max_length)
+
+
+def save_tiny_deberta_nli(path: Path, *, seed: int = 0, max_length: int = TINY_MAX_LENGTH) -> Path:
+    """A random-weight DeBERTa-v2 NLI classifier with the tiny tokenizer: like DeBERTa-v3 NLI models,
+    it has relative attention and no `token_type_ids` input (type_vocab_size 0)."""
+    import torch
+    from transformers import DebertaV2Config, DebertaV2ForSequenceClassification
+
+    vocab = tiny_vocab()
+    config = DebertaV2Config(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=max_length,
+        type_vocab_size=0,
+        relative_attention=True,
+        position_buckets=16,
+        pos_att_type=["p2c", "c2p"],
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+        initializer_range=0.1,
+        num_labels=len(LABELS),
+        id2label=dict(enumerate(LABELS)),
+        label2id={lab: i for i, lab in enumerate(LABELS)},
+    )
+    torch.manual_seed(seed)
+    model = DebertaV2ForSequenceClassification(config)
+    model.eval()
+    return _save(model, vocab, path, max_length)
+
+
+def _save(model, vocab: dict[str, int], path: Path, max_length: int) -> Path:
+    """Save the model and a WordPiece tokenizer over `vocab` under `path`."""
+    from transformers import BertTokenizer
+
     path.mkdir(parents=True, exist_ok=True)
+    vocab_file = path / "vocab.txt"  # WordPiece's own file format: one token per line, in id order
+    vocab_file.write_text("".join(f"{token}\n" for token in vocab), encoding="utf-8")
+    BertTokenizer(vocab_file=str(vocab_file), model_max_length=max_length).save_pretrained(path)
     model.save_pretrained(path)
-    tokenizer.save_pretrained(path)
     return path
 
 

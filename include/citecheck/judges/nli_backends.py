@@ -9,7 +9,8 @@ ONNX / OpenVINO files come from its exporters and optimum's quantizers (never a 
 | `torch`    | null     | the saved weights; fp16/bf16 on CUDA when `precision` says so           |
 | `torch`    | `int8`   | torch's dynamic int8 quantization of the Linear layers, CPU only        |
 | `onnx`     | null     | `CrossEncoder(backend="onnx")` exports `onnx/model.onnx`                |
-| `onnx`     | `int8`   | `export_dynamic_quantized_onnx_model(..., "avx512_vnni")`               |
+| `onnx`     | `int8`   | `export_dynamic_quantized_onnx_model` with the preset for this CPU      |
+|            |          | (`arm64`, `avx512_vnni`, `avx512` or `avx2`: `onnx_int8_preset()`)      |
 | `openvino` | null     | `CrossEncoder(backend="openvino")` exports `openvino/openvino_model.xml` |
 | `openvino` | `int8`   | optimum-intel's `OVQuantizer` static int8 (what                         |
 |            |          | `export_static_quantized_openvino_model` runs), calibrated on NLI pairs |
@@ -40,26 +41,24 @@ from citecheck.judges.base import JudgeSpecError
 BACKENDS = ("torch", "onnx", "openvino")
 QUANTIZATIONS = (None, "int8")
 PRECISIONS = ("auto", "fp32", "fp16", "bf16")
-ONNX_INT8_CONFIG = "avx512_vnni"
 EXPORTED_FILES = {
     ("onnx", None): "onnx/model.onnx",
-    ("onnx", "int8"): f"onnx/model_qint8_{ONNX_INT8_CONFIG}.onnx",
     ("openvino", None): "openvino/openvino_model.xml",
     ("openvino", "int8"): "openvino/openvino_model_qint8_quantized.xml",
 }
-"""Where sentence-transformers' exporters put each variant, relative to the saved model."""
+"""Where sentence-transformers' exporters put each variant, relative to the saved model (ONNX int8:
+`exported_file`, one file per CPU preset)."""
 
 EXTRAS = {
     "onnx": (
         "optimum.onnxruntime",
-        "sentence-transformers[onnx] (optimum-onnx + onnxruntime; note: optimum-onnx 0.1.0 needs "
-        "transformers < 4.58, which sentence-transformers 6.x does not accept, so it cannot be installed "
-        "beside this project's pins — use \"backend\": \"openvino\")",
+        "sentence-transformers[onnx] (optimum-onnx[onnxruntime]; this project pins optimum-onnx 0.1.0, "
+        "onnxruntime 1.32.0, transformers 4.57.6: see requirements.txt)",
     ),
     "openvino": (
         "optimum.intel.openvino",
-        "sentence-transformers[openvino] (optimum-intel[openvino]; this project pins optimum-intel 2.1.0, "
-        "openvino 2026.4.1, nncf 3.4.0, transformers 5.5.4)",
+        "sentence-transformers[openvino] (optimum-intel[openvino]; this project pins optimum-intel 1.27.0, "
+        "openvino 2026.4.1, nncf 3.4.0, transformers 4.57.6: see requirements.txt)",
     ),
 }
 CALIBRATION_PAIRS = 128
@@ -124,7 +123,45 @@ def variant_tag(choice: BackendChoice, precision: str) -> str:
     """'' for torch fp32 (the reference), else e.g. '+int8', '+openvino-int8', '+onnx', '+fp16'."""
     if choice.backend == "torch":
         return "+int8" if choice.quantize else ("" if precision == "fp32" else f"+{precision}")
+    if choice.backend == "onnx" and choice.quantize:  # each preset rounds differently
+        return f"+onnx-int8-{onnx_int8_preset()}"
     return f"+{choice.backend}" + ("-int8" if choice.quantize else "") + ("-bf16" if precision == "bf16" else "")
+
+
+def onnx_int8_preset(flags: frozenset[str] | None = None, machine: str | None = None) -> str:
+    """optimum's dynamic-quantization preset for this CPU. `avx2` (and `avx512` without VNNI) quantize
+    weights to 7 bits, since those instruction sets can saturate 8-bit products; a VNNI model run on
+    such a CPU moves probabilities about twice as far."""
+    import platform
+
+    if (machine or platform.machine()).lower() in ("aarch64", "arm64"):
+        return "arm64"
+    flags = cpu_flags() if flags is None else flags
+    if "avx512_vnni" in flags or "avx512vnni" in flags:
+        return "avx512_vnni"
+    return "avx512" if "avx512f" in flags else "avx2"
+
+
+def has_bf16_units(flags: frozenset[str] | None = None) -> bool:
+    """Whether the CPU computes bf16 natively (AMX or AVX-512 BF16); without, OpenVINO's bf16 hint runs fp32."""
+    return bool({"amx_bf16", "avx512_bf16"} & (cpu_flags() if flags is None else flags))
+
+
+def cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags from /proc/cpuinfo (empty where there is none)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            line = next((row for row in info if row.startswith("flags")), "")
+    except OSError:
+        return frozenset()
+    return frozenset(line.partition(":")[2].split())
+
+
+def exported_file(backend: str, quantize: str | None) -> str:
+    """The backend file for a variant, relative to the saved model."""
+    if (backend, quantize) == ("onnx", "int8"):
+        return f"onnx/model_int8_{onnx_int8_preset()}.onnx"
+    return EXPORTED_FILES[(backend, quantize)]
 
 
 def auto_batch_size(device: str) -> int:
@@ -183,7 +220,7 @@ def load_cross_encoder(
     if device is not None and not device.startswith("cpu"):
         raise JudgeSpecError(f'nli judge: "backend": "{choice.backend}" runs on CPU here; drop "device" {device!r}')
     home = export_home(source, revision, choice.export_dir, local)
-    file_name = EXPORTED_FILES[(choice.backend, choice.quantize)]
+    file_name = exported_file(choice.backend, choice.quantize)
     if not (home / file_name).exists():
         try:
             export(source, revision=revision, choice=choice, home=home, local=local)
@@ -207,7 +244,7 @@ def export(source: str, *, revision: str | None, choice: BackendChoice, home: Pa
     from sentence_transformers import CrossEncoder
 
     home.mkdir(parents=True, exist_ok=True)
-    fp32_file = EXPORTED_FILES[(choice.backend, None)]
+    fp32_file = exported_file(choice.backend, None)
     with tempfile.TemporaryDirectory(prefix=".export-", dir=home) as tmp:
         staged = Path(tmp)
         with warnings.catch_warnings():
@@ -220,7 +257,8 @@ def export(source: str, *, revision: str | None, choice: BackendChoice, home: Pa
             if choice.quantize == "int8" and choice.backend == "onnx":
                 from sentence_transformers import export_dynamic_quantized_onnx_model
 
-                export_dynamic_quantized_onnx_model(model, ONNX_INT8_CONFIG, str(staged))
+                preset = onnx_int8_preset()
+                export_dynamic_quantized_onnx_model(model, preset, str(staged), file_suffix=f"int8_{preset}")
             elif choice.quantize == "int8":
                 quantize_openvino_int8(model, staged)
         keep = (
@@ -247,13 +285,14 @@ def quantize_openvino_int8(model: Any, staged: Path, pairs: Sequence[tuple[str, 
 
     pairs = list(pairs) if pairs is not None else calibration_pairs()
     tokenizer = model.tokenizer
+    inputs = set(model.model.input_names)  # e.g. no token_type_ids for DeBERTa-v3 (type_vocab_size 0)
     samples = []
     for start in range(0, len(pairs), 16):
         batch = pairs[start : start + 16]
         enc = tokenizer(
             [p for p, _ in batch], [h for _, h in batch], padding=True, truncation=True, return_tensors="np"
         )
-        samples.append(dict(enc))
+        samples.append({name: array for name, array in enc.items() if name in inputs})
     quantizer = OVQuantizer.from_pretrained(model.model)
     config = OVConfig(quantization_config=OVQuantizationConfig(num_samples=len(samples)))
     out = staged / ".int8"
