@@ -131,3 +131,12 @@ def test_a_judge_file_is_timed_here_in_a_short_calibration_run(tmp_path, profile
     (tmp_path / "llm.json").write_text('{"kind": "recorded", "judgments": []}', encoding="utf-8")
     with pytest.raises(PlanError, match="not an NLI judge file"):
         capacity.calibrate(tmp_path / "llm.json")
+
+
+def test_the_committed_bench_rates_size_on_the_fastest_faithful_variant():
+    """bench/results holds the rates docs/scaling.md's plan was printed from: the plan reads them."""
+    rates = capacity.rates_from_file(REPO / "bench/results/nli_rates_deberta_epyc-avx2_2026-12-01.json", "deberta")
+    assert set(rates.cpu) >= {"torch fp32", "ONNX fp32", "ONNX int8", "OpenVINO fp32", "OpenVINO int8"}
+    fastest = max(rates.cpu, key=rates.cpu.__getitem__)
+    assert rates.fastest_faithful() == fastest and (rates.flip_share or {})[fastest] <= capacity.FAITHFUL_FLIPS
+    assert capacity.fastest_faithful({"a": 10.0, "b": 20.0}, {"a": 0.0, "b": 0.02}) == "a"

@@ -49,20 +49,7 @@ def save_tiny_nli(
     from transformers import BertConfig, BertForSequenceClassification
 
     vocab = tiny_vocab()
-    config = BertConfig(
-        vocab_size=len(vocab),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=max_length,
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
-        initializer_range=initializer_range,
-        num_labels=len(labels),
-        id2label=dict(enumerate(labels)),
-        label2id={lab: i for i, lab in enumerate(labels)},
-    )
+    config = BertConfig(**_tiny_shape(vocab, max_length, labels), initializer_range=initializer_range)
     torch.manual_seed(seed)
     model = BertForSequenceClassification(config)
     with torch.no_grad():
@@ -81,27 +68,34 @@ def save_tiny_deberta_nli(path: Path, *, seed: int = 0, max_length: int = TINY_M
 
     vocab = tiny_vocab()
     config = DebertaV2Config(
-        vocab_size=len(vocab),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=max_length,
+        **_tiny_shape(vocab, max_length, LABELS),
+        initializer_range=0.1,
         type_vocab_size=0,
         relative_attention=True,
         position_buckets=16,
         pos_att_type=["p2c", "c2p"],
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
-        initializer_range=0.1,
-        num_labels=len(LABELS),
-        id2label=dict(enumerate(LABELS)),
-        label2id={lab: i for i, lab in enumerate(LABELS)},
     )
     torch.manual_seed(seed)
     model = DebertaV2ForSequenceClassification(config)
     model.eval()
     return _save(model, vocab, path, max_length)
+
+
+def _tiny_shape(vocab: dict[str, int], max_length: int, labels: Sequence[str]) -> dict:
+    """The config fields both tiny models share: 2 layers of width 32, no dropout, the labels."""
+    return {
+        "vocab_size": len(vocab),
+        "hidden_size": 32,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 2,
+        "intermediate_size": 64,
+        "max_position_embeddings": max_length,
+        "hidden_dropout_prob": 0.0,
+        "attention_probs_dropout_prob": 0.0,
+        "num_labels": len(labels),
+        "id2label": dict(enumerate(labels)),
+        "label2id": {lab: i for i, lab in enumerate(labels)},
+    }
 
 
 def _save(model, vocab: dict[str, int], path: Path, max_length: int) -> Path:

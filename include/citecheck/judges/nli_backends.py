@@ -230,6 +230,12 @@ def load_cross_encoder(
                 'set "export_dir" in the judge file to a writable folder'
             ) from exc
     kwargs: dict[str, Any] = {"file_name": file_name}
+    if choice.precision == "bf16" and not has_bf16_units():
+        warnings.warn(
+            "nli judge: \"precision\": \"bf16\" asks for bf16 units (AMX / AVX-512 BF16), which this CPU lacks; "
+            "OpenVINO runs fp32 here",
+            stacklevel=2,
+        )
     if choice.backend == "openvino":
         # OpenVINO's CPU plugin computes in bf16 by default where the CPU has bf16 units; that moves
         # probabilities by up to ~0.1, so fp32 is asked for unless the judge file says bf16.
