@@ -26,6 +26,7 @@ and to its cache key, so the judgment cache never mixes probabilities of differe
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -147,8 +148,10 @@ def has_bf16_units(flags: frozenset[str] | None = None) -> bool:
     return bool({"amx_bf16", "avx512_bf16"} & (cpu_flags() if flags is None else flags))
 
 
+@functools.cache
 def cpu_flags() -> frozenset[str]:
-    """The CPU's feature flags from /proc/cpuinfo (empty where there is none)."""
+    """The CPU's feature flags from /proc/cpuinfo (empty where there is none), read once a process:
+    a model load asks for them for the variant tag, the export file and the bf16 check."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as info:
             line = next((row for row in info if row.startswith("flags")), "")

@@ -14,6 +14,7 @@ from sqlalchemy.engine import Engine
 from citecheck.metrics import METRICS
 from citecheck.text import find_span
 from citecheck.warehouse import report_reads as R
+from citecheck.warehouse import tables as T
 
 HEADLINE_METRICS = (
     "citation_recall", "citation_precision", "citation_f1", "faithfulness", "attachment_rate",
@@ -94,7 +95,7 @@ def gather(engine: Engine, day: dt.date, trend_days: int = 28, *, flagged_limit:
                       key=lambda a: (a["slice_name"] != "all", a["metric"], a["slice_name"], a["slice_value"])),
         suggestions=suggestions_for(engine, day),
         judge_quality=R.judge_quality_for(engine, day),
-        interval_columns=R.interval_columns(),
+        interval_columns=T.METRIC_INTERVAL_COLUMNS,
     )
 
 

@@ -19,7 +19,6 @@ from citecheck.warehouse import tables as T
 SeriesKey = tuple[str, str, str, str]  # (metric, slice_name, slice_value, averaging)
 ALERT_COLUMNS = ("day", "metric", "slice_name", "slice_value", "averaging", "baseline", "value", "direction",
                  "size", "rule", "run_id", "created_at")
-INTERVAL_COLUMNS = T.METRIC_INTERVAL_COLUMNS  # a metric row's interval, where daily_metrics has one
 
 
 def history_days(engine: Engine, day: dt.date, limit: int) -> list[dt.date]:
@@ -34,20 +33,18 @@ def history_days(engine: Engine, day: dt.date, limit: int) -> list[dt.date]:
 def metric_rows(engine: Engine, days: Sequence[dt.date], metrics: Sequence[str], averaging: Sequence[str]
                 ) -> dict[dt.date, dict[SeriesKey, dict[str, Any]]]:
     """Published metric rows of the given days, metrics and averagings, by day then series key:
-    numerator, denominator, value, and the interval columns when the table has them."""
+    numerator, denominator, value and the interval (`ci_low`, `ci_high`)."""
     m = T.daily_metrics.c
-    extra = [m[c] for c in INTERVAL_COLUMNS if c in m]
+    fields = ("numerator", "denominator", "value", *T.METRIC_INTERVAL_COLUMNS)
     out: dict[dt.date, dict[SeriesKey, dict[str, Any]]] = {d: {} for d in days}
     if not days or not metrics:
         return out
-    query = sa.select(m.day, m.metric, m.slice_name, m.slice_value, m.averaging, m.numerator, m.denominator,
-                      m.value, *extra).where(m.day.in_(list(days)), m.metric.in_(list(metrics)),
-                                             m.averaging.in_(list(averaging)))
+    query = sa.select(m.day, m.metric, m.slice_name, m.slice_value, m.averaging, *(m[f] for f in fields)).where(
+        m.day.in_(list(days)), m.metric.in_(list(metrics)), m.averaging.in_(list(averaging)))
     with engine.connect() as conn:
         for row in conn.execute(query).mappings():
             key = (row["metric"], row["slice_name"], row["slice_value"], row["averaging"])
-            out[row["day"]][key] = {k: row[k] for k in ("numerator", "denominator", "value", *INTERVAL_COLUMNS)
-                                    if k in row}
+            out[row["day"]][key] = {k: row[k] for k in fields}
     return out
 
 

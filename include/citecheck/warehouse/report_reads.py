@@ -18,11 +18,6 @@ from sqlalchemy.engine import Engine
 from citecheck.warehouse import tables as T
 
 
-def interval_columns() -> tuple[str, ...]:
-    """The interval columns `daily_metrics` defines (none before intervals are stored)."""
-    return tuple(c for c in T.METRIC_INTERVAL_COLUMNS if c in T.daily_metrics.c)
-
-
 def metric_rows(engine: Engine, day_from: dt.date, day_to: dt.date, *, metrics: Sequence[str] | None = None,
                 slice_name: str | None = None, exclude_slice: str | None = None,
                 averaging: str = "micro") -> list[dict[str, Any]]:
@@ -30,7 +25,7 @@ def metric_rows(engine: Engine, day_from: dt.date, day_to: dt.date, *, metrics: 
     day, slice and metric; optionally only some metrics, one slice name, or all but one."""
     c = T.daily_metrics.c
     cols = [c.day, c.slice_name, c.slice_value, c.metric, c.averaging, c.numerator, c.denominator, c.value,
-            c.answers, c.sentences, c.run_id, *(c[name] for name in interval_columns())]
+            c.answers, c.sentences, c.run_id, *(c[name] for name in T.METRIC_INTERVAL_COLUMNS)]
     query = sa.select(*cols).where(c.day >= day_from, c.day <= day_to, c.averaging == averaging)
     if metrics is not None:
         query = query.where(c.metric.in_(list(metrics)))

@@ -178,7 +178,7 @@ def _suggestion_columns() -> list[Column]:
     ]
 
 
-# A metric row's interval columns, read wherever `daily_metrics` has them (stored by intervals work).
+# A metric row's interval columns (`_metric_columns`; `init_warehouse` adds them to older warehouses).
 METRIC_INTERVAL_COLUMNS = ("ci_low", "ci_high")
 
 
