@@ -91,6 +91,26 @@ COMMENT ON COLUMN daily_metrics.ci_low IS 'lower end of the 95 per cent interval
 
 COMMENT ON COLUMN daily_metrics.ci_high IS 'upper end of the interval of ci_low';
 
+CREATE TABLE IF NOT EXISTS day_locks (
+	day DATE NOT NULL,
+	run_id VARCHAR(64) NOT NULL,
+	host VARCHAR(255),
+	pid INTEGER,
+	acquired_at TIMESTAMP WITH TIME ZONE NOT NULL,
+	expires_at TIMESTAMP WITH TIME ZONE NOT NULL,
+	PRIMARY KEY (day)
+);
+
+COMMENT ON TABLE day_locks IS 'per-day run lock: a second run of a held day waits or refuses';
+
+COMMENT ON COLUMN day_locks.run_id IS 'the run that holds the day';
+
+COMMENT ON COLUMN day_locks.host IS 'where the holder took it';
+
+COMMENT ON COLUMN day_locks.pid IS 'the holding process (CLI runs); null: a lease only (Airflow)';
+
+COMMENT ON COLUMN day_locks.expires_at IS 'the lease: renewed by every step of the run';
+
 CREATE TABLE IF NOT EXISTS human_labels (
 	item_id VARCHAR(40) NOT NULL,
 	reviewer VARCHAR(200) NOT NULL,
@@ -275,10 +295,13 @@ CREATE TABLE IF NOT EXISTS runs (
 	validation JSON,
 	state JSON,
 	error TEXT,
+	completed_steps JSON,
 	PRIMARY KEY (run_id)
 );
 
 CREATE INDEX IF NOT EXISTS ix_runs_day ON runs (day);
+
+COMMENT ON COLUMN runs.completed_steps IS 'steps after the publish commit that completed (monitor, report, record_run): what a later run of the day completes';
 
 CREATE TABLE IF NOT EXISTS sentence_verdicts (
 	day DATE NOT NULL,

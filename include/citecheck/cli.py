@@ -1,8 +1,10 @@
 """Command line: `python -m citecheck COMMAND …`.
 
-Exit codes (named below): 0 success; 1 the run finished but some input lines were skipped
-(see `skipped`); 2 bad usage, configuration or judge file (nothing was scored); 3 a day failed
-validation (nothing of it was published).
+Exit codes (named below, the table is in the README): 0 success; 1 the run finished but some
+input lines were skipped (see `skipped`); 2 bad usage, configuration or judge file (nothing was
+scored); 3 a day failed validation (nothing of it was published); 4 the day is locked by another
+run (nothing was done; the message names the holder); 5 a warehouse error (one line says what
+failed, the run and what to do; `--debug` prints the traceback).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ EXIT_OK = 0
 EXIT_SKIPPED = 1  # finished, but some input lines or turns were skipped
 EXIT_USAGE = 2  # bad usage, configuration or judge file: nothing was done
 EXIT_VALIDATION_FAILED = 3  # a day's output broke an expectation: nothing of it was published
+EXIT_DAY_LOCKED = 4  # another run holds the day (waited --lock-wait seconds, or not at all)
+EXIT_WAREHOUSE_ERROR = 5  # the warehouse failed (unreachable, a statement refused): see the one-line message
 
 
 def _read_turns(path: str, max_answer_chars: int) -> tuple[list[Any], list[Any]]:
@@ -233,16 +237,20 @@ def _job_settings(args: argparse.Namespace):
     from citecheck.job import settings_from_env
 
     params = {k: getattr(args, k, None)
-              for k in ("nli_share", "shards", "llm_sample_rate", "llm_budget_usd", "min_turns")}
+              for k in ("nli_share", "shards", "llm_sample_rate", "llm_budget_usd", "min_turns", "lock_wait_s")}
     return settings_from_env(params)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from citecheck.job import ValidationFailed, published_config_hash, run_day
+    from citecheck.job import ValidationFailed, complete_day, published_config_hash, run_day
 
     engine = _engine()
     settings = _job_settings(args)
     if not args.force and published_config_hash(engine, args.day) == settings.run_config_hash:
+        if completed := complete_day(engine, args.day, settings):
+            print(f"{args.day}: already published with config {settings.run_config_hash}; its run had stopped "
+                  f"after the publish commit: completed {', '.join(completed)}")
+            return EXIT_OK
         print(f"{args.day}: already published with config {settings.run_config_hash} (use --force to rerun)")
         return EXIT_OK
     try:
@@ -267,9 +275,80 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     progress = tqdm(days, desc="backfill", unit="day", disable=not sys.stderr.isatty())
     report = backfill(_engine(), progress, _job_settings(args), force=args.force,
                       on_failure=lambda _day, exc: sys.stderr.write(f"{exc}\n"))
+    for day, steps in report.completed.items():
+        print(f"{day}: its run had stopped after the publish commit: completed {', '.join(steps)}")
     print(f"backfill {args.from_}..{args.to}: {len(report.published)} published, "
           f"{len(report.up_to_date)} already up to date, {len(report.failed_validation)} failed validation")
     return EXIT_VALIDATION_FAILED if report.failed_validation else EXIT_OK
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    """`runs --day D`: the day's ledger (status, steps completed after the publish, staged rows)
+    and its lock; `--clean` closes what runs that no longer hold the day left (as `gc` does)."""
+    from citecheck.warehouse import locks, runs
+
+    engine = _engine()
+    if args.clean:
+        _print_gc(_gc(engine, [args.day]))
+    rows = runs.day_ledger(engine, args.day)
+    with engine.connect() as conn:
+        holder = locks.holder(conn, args.day)
+    if args.json:
+        lock = None if holder is None else {"run_id": holder.run_id, "stale": locks.is_stale(holder),
+                                            "expires_at": holder.expires_at}
+        _write({"day": args.day, "lock": lock, "runs": rows}, None)
+        return EXIT_OK
+    if holder is not None:
+        print(f"lock: held by run {holder.run_id}" + (" (stale: free to take)" if locks.is_stale(holder) else
+                                                     f" until {holder.expires_at:%Y-%m-%d %H:%M:%S} UTC"))
+    for row in rows:
+        steps = ",".join(row["completed_steps"] or []) or "-"
+        print(f"{row['run_id']:<34} {row['status']:<18} started {row['started_at']:%Y-%m-%d %H:%M:%S} "
+              f"finished {row['finished_at']:%H:%M:%S}" if row["finished_at"] else
+              f"{row['run_id']:<34} {row['status']:<18} started {row['started_at']:%Y-%m-%d %H:%M:%S} "
+              "finished -       ", f"after publish: {steps:<25} staged rows {row['staged_rows']}")
+    if not rows:
+        print(f"no runs of {args.day}")
+    return EXIT_OK
+
+
+def _gc(engine: Any, days: Sequence[Any] | None) -> dict[str, Any]:
+    """Close the debris of runs that no longer hold their day (abandoned, staging removed) on the
+    given days (default: every day with an open run or staged rows), plus orphaned staging."""
+    from citecheck.warehouse import locks, runs
+
+    closed: dict[str, list[str]] = {}
+    busy = []
+    for day in days if days is not None else runs.open_run_days(engine):
+        with engine.connect() as conn:
+            holder = locks.holder(conn, day)
+        if holder is not None and not locks.is_stale(holder):
+            busy.append((day, holder.run_id))  # a live run: its day is left alone
+            keep = holder.run_id
+        else:
+            keep = None
+            if holder is not None:
+                locks.release(engine, day, holder.run_id)
+        if ids := runs.close_open_runs(engine, day, keep=keep, status="abandoned",
+                                       reason="abandoned: stopped without finishing; closed by citecheck gc"):
+            closed[day.isoformat()] = ids
+    return {"abandoned": closed, "orphaned_staged_rows": runs.orphan_staging(engine), "busy": busy}
+
+
+def _print_gc(result: dict[str, Any]) -> None:
+    for day, ids in result["abandoned"].items():
+        print(f"{day}: marked abandoned and removed staging of {', '.join(ids)}")
+    for day, run_id in result["busy"]:
+        print(f"{day}: held by live run {run_id}; only runs other than it were cleaned")
+    if result["orphaned_staged_rows"]:
+        print(f"removed {result['orphaned_staged_rows']} staged rows of runs the ledger does not know")
+    if not result["abandoned"] and not result["orphaned_staged_rows"]:
+        print("nothing to clean")
+
+
+def cmd_gc(args: argparse.Namespace) -> int:
+    _print_gc(_gc(_engine(), [args.day] if args.day else None))
+    return EXIT_OK
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
@@ -419,10 +498,14 @@ def _add_job_params(p: argparse.ArgumentParser) -> None:
     p.add_argument("--min-turns", type=int, help="fewest scored turns a day needs to publish (default 1, or "
                    "CITECHECK_MIN_TURNS); an emptier day fails validation and keeps what was published")
     p.add_argument("--force", action="store_true", help="rerun days already published with the same config")
+    p.add_argument("--lock-wait", dest="lock_wait_s", type=float, metavar="SECONDS",
+                   help="how long to wait for a day another run holds (default 0: refuse at once with exit "
+                        "code 4; or [job] lock_wait_s)")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="citecheck", description="Citation quality metrics for assistant answers.")
+    parser.add_argument("--debug", action="store_true", help="print the traceback of a warehouse or lock error")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("score", help="score turns from a JSON Lines file with a judge")
@@ -489,6 +572,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--to", type=_day, required=True)
     _add_job_params(p)
     p.set_defaults(func=cmd_backfill)
+
+    p = sub.add_parser("runs", help="the run ledger of a day: status, steps after the publish, staged rows")
+    p.add_argument("--day", type=_day, required=True)
+    p.add_argument("--clean", action="store_true", help="first close what runs that no longer hold the day left")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_runs)
+
+    p = sub.add_parser("gc", help="mark runs that no longer hold their day abandoned and remove their staging")
+    p.add_argument("--day", type=_day, help="only this day (default: every day with open runs or staged rows)")
+    p.set_defaults(func=cmd_gc)
 
     p = sub.add_parser("metrics", help="print a published day's metrics")
     p.add_argument("--day", type=_day, required=True)
@@ -566,9 +659,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    import logging
+
+    import sqlalchemy as sa
+
     from citecheck.config import ConfigError
+    from citecheck.job import RunFailed
     from citecheck.judges import JudgeSpecError
     from citecheck.naming import InvalidName
+    from citecheck.warehouse.locks import DayLocked
 
     args = build_parser().parse_args(argv)
     try:
@@ -576,3 +675,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, JudgeSpecError, InvalidName, FileNotFoundError) as exc:
         sys.stderr.write(f"citecheck: error: {exc}\n")
         return EXIT_USAGE
+    except DayLocked as exc:
+        return _operator_error(args, exc, str(exc), EXIT_DAY_LOCKED)
+    except RunFailed as exc:
+        return _operator_error(args, exc, str(exc), EXIT_WAREHOUSE_ERROR)
+    except sa.exc.SQLAlchemyError as exc:
+        cause = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+        line = (f"{args.command}: the warehouse failed ({cause[0][:300] if cause else type(exc).__name__}); check "
+                f"CITECHECK_WAREHOUSE_URL and that the warehouse is up (and initialised: init-warehouse), then rerun")
+        return _operator_error(args, exc, line, EXIT_WAREHOUSE_ERROR)
+    finally:
+        logging.getLogger("citecheck").debug("command %s done", getattr(args, "command", None))
+
+
+def _operator_error(args: argparse.Namespace, exc: BaseException, line: str, code: int) -> int:
+    """One readable line on stderr; the traceback in the log (logger `citecheck`) and, with
+    `--debug`, on stderr too."""
+    import logging
+    import traceback
+
+    logging.getLogger("citecheck").debug("citecheck %s failed", args.command, exc_info=exc)
+    if args.debug:
+        traceback.print_exception(exc, file=sys.stderr)
+    sys.stderr.write(f"citecheck: error: {line}\n")
+    return code

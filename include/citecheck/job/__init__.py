@@ -30,6 +30,7 @@ from citecheck.job.steps import (
     DayRun,
     ValidationFailed,
     aggregate,
+    complete_published,
     escalate,
     extract,
     judge_shard,
@@ -43,10 +44,12 @@ from citecheck.job.steps import (
     validate,
 )
 from citecheck.warehouse import day_metrics, published_config_hash
+from citecheck.warehouse.locks import DayLocked
 
 __all__ = [
-    "DEFAULT_JUDGE_SPEC", "STEP_NAMES", "BackfillReport", "DayRun", "JobSettings", "ValidationFailed", "aggregate",
-    "backfill", "build_judge", "day_metrics", "escalate", "extract", "judge_shard", "merge_judge_stats",
+    "DEFAULT_JUDGE_SPEC", "STEP_NAMES", "BackfillReport", "DayLocked", "DayRun", "JobSettings", "RunFailed",
+    "ValidationFailed", "aggregate", "backfill", "build_judge", "complete_day", "complete_published",
+    "day_metrics", "escalate", "extract", "judge_shard", "merge_judge_stats",
     "monitor", "new_run_id", "publish", "published_config_hash", "record_run", "report", "run_day", "run_steps",
     "sample_settings", "settings_from_env", "structural", "validate",
 ]
@@ -57,10 +60,69 @@ def new_run_id(day: dt.date) -> str:
     return f"{day.isoformat()}-{uuid.uuid4().hex[:12]}"
 
 
+class RunFailed(RuntimeError):
+    """A run stopped on a warehouse error: which step, which run, what to do (one line)."""
+
+    def __init__(self, day: dt.date, run_id: str, step: str | None, cause: BaseException) -> None:
+        self.day, self.run_id, self.step = day, run_id, step
+        first = str(getattr(cause, "orig", None) or cause).strip().splitlines()[0][:300] if str(cause).strip() else (
+            type(cause).__name__)
+        super().__init__(
+            f"day {day}: run {run_id} failed in {step or 'its start'} on a warehouse error ({first}); nothing "
+            f"of it is published unless the publish committed. Check the warehouse is reachable "
+            f"(CITECHECK_WAREHOUSE_URL), then rerun the day: the next run completes or cleans up this one")
+
+
 def run_day(engine: Engine, day: dt.date, settings: JobSettings, run_id: str | None = None, *,
             anthropic_api_key: str | None = None) -> dict[str, Any]:
-    """Every step for one day, in order (the CLI's `run` and `backfill`)."""
-    return run_steps(DayRun(engine, day, run_id or new_run_id(day), settings, anthropic_api_key))
+    """Every step for one day, in order (the CLI's `run` and `backfill`), as one process holding
+    the day: `DayLocked` when another run holds it, `RunFailed` on a warehouse error (the run is
+    closed as `failed` where the warehouse still answers, and the day freed)."""
+    import sqlalchemy as sa
+
+    run = DayRun(engine, day, run_id or new_run_id(day), settings, anthropic_api_key, process_lock=True)
+    current: list[str] = []
+
+    def call(name: str, step: Callable[..., Any], *args: Any) -> Any:
+        current.append(name)
+        return step(*args)
+
+    try:
+        return run_steps(run, call)
+    except DayLocked:
+        raise
+    except sa.exc.SQLAlchemyError as exc:
+        failed = RunFailed(day, run.run_id, current[-1] if current else None, exc)
+        _close(run, str(failed))
+        raise failed from exc
+    except BaseException as exc:
+        _close(run, f"{type(exc).__name__}: {exc}")
+        raise
+
+
+def _close(run: DayRun, reason: str) -> None:
+    """Best effort after a failed run: close its ledger row as `failed` (unless it published), drop
+    its staging and free the day; a warehouse that does not answer leaves that to the next run."""
+    import contextlib
+
+    from citecheck.warehouse import locks, runs, staging
+
+    with contextlib.suppress(Exception):
+        if runs.run_status(run.engine, run.run_id) in runs.OPEN_STATUSES:
+            runs.close_failed(run.engine, run.run_id, reason)
+            staging.clean_staging(run.engine, run.run_id)
+        locks.release(run.engine, run.day, run.run_id)
+
+
+def complete_day(engine: Engine, day: dt.date, settings: JobSettings) -> list[str]:
+    """For a day that is up to date: complete the steps after the publish commit its published run
+    did not (a run cut off after its commit), as one process holding the day; the steps it ran."""
+    from citecheck.warehouse import published_run_id
+
+    run_id = published_run_id(engine, day)
+    if run_id is None:
+        return []
+    return list(complete_published(DayRun(engine, day, run_id, settings, process_lock=True))["completed"])
 
 
 @dataclass
@@ -70,6 +132,7 @@ class BackfillReport:
     published: list[str] = field(default_factory=list)
     up_to_date: list[str] = field(default_factory=list)
     failed_validation: list[str] = field(default_factory=list)
+    completed: dict[str, list[str]] = field(default_factory=dict)  # up-to-date days whose cut-off run was finished
 
 
 def backfill(engine: Engine, days: Iterable[dt.date], settings: JobSettings, *, force: bool = False,
@@ -80,6 +143,8 @@ def backfill(engine: Engine, days: Iterable[dt.date], settings: JobSettings, *, 
     for day in days:
         if not force and published_config_hash(engine, day) == settings.run_config_hash:
             report.up_to_date.append(day.isoformat())
+            if steps := complete_day(engine, day, settings):
+                report.completed[day.isoformat()] = steps
             continue
         try:
             run_day(engine, day, settings)

@@ -38,6 +38,10 @@ class JobSettings:
     # A day with fewer scored turns fails validation (an empty or missing day is never published);
     # a gate, not an input of the rows, so it is not part of `run_config_hash`.
     min_turns: int = DEFAULT_MIN_TURNS
+    # One run per day at a time (`citecheck.warehouse.locks`): how long a second run of a locked day
+    # waits before it refuses (0: at once), and the lease every step renews. Not inputs of the rows.
+    lock_wait_s: float = 0.0
+    lock_lease_s: float = 600.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "min_turns", min_turns_setting(self.min_turns))
@@ -75,7 +79,9 @@ def settings_from_env(params: Mapping[str, Any] | None = None) -> JobSettings:
     judge_path = params.pop("judge_file", None) or os.environ.get("CITECHECK_JUDGE")
     spec = read_judge_file(judge_path) if judge_path else dict(DEFAULT_JUDGE_SPEC)
     config = load_config(params.pop("config_file", None) or os.environ.get("CITECHECK_CONFIG") or None)
-    values = {k: v for k, v in params.items() if k in PARAMS and v is not None}
+    job_section = config.extra.get("job") or {}
+    values = {k: float(job_section[k]) for k in ("lock_wait_s", "lock_lease_s") if k in job_section}
+    values |= {k: v for k, v in params.items() if k in PARAMS and v is not None}
     return replace(JobSettings(judge_spec=spec, config=config, min_turns=min_turns_setting()), **values)
 
 

@@ -11,6 +11,7 @@ itself is `citecheck.pipeline`'s, the same functions the CLI's `score` runs.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -29,11 +30,12 @@ from citecheck.suggestions import build_suggestions
 from citecheck.turns import turns_from_dicts
 from citecheck.validation import validate_day
 from citecheck.verdicts import SentenceVerdict, evidence_windows
+from citecheck.warehouse import locks, runs, source, staging
 from citecheck.warehouse import publish as published
-from citecheck.warehouse import runs, source, staging
 from citecheck.warehouse import tables as T
 
 CHUNK = 500
+StepCall = Callable[..., Any]
 STRUCTURAL_CHUNK = 2000  # turns per extract chunk, prior-label query and staging transaction
 JUDGE_CHUNK = 256  # turns per judge call in a shard
 ESCALATE_CHUNK = 1000
@@ -52,6 +54,33 @@ class DayRun:
     run_id: str
     settings: JobSettings
     anthropic_api_key: str | None = None  # for the escalate step's LLM judge; never stored
+    # the whole run is this process (the CLI): its day's lock is freed at once when the process dies;
+    # False for a DAG run, whose tasks renew a lease (`citecheck.warehouse.locks`)
+    process_lock: bool = False
+
+
+def holds_day(step: StepCall) -> StepCall:
+    """A step of a run that holds its day: renews the day's lock first (`DayLocked` when another
+    run took it) and keeps renewing it while the step works."""
+
+    @functools.wraps(step)
+    def held(run: DayRun, *args: Any) -> Any:
+        lease = run.settings.lock_lease_s
+        locks.renew(run.engine, run.day, run.run_id, lease_s=lease)
+        with locks.renewing(run.engine, run.day, run.run_id, lease_s=lease):
+            return step(run, *args)
+
+    return held
+
+
+def take_day(run: DayRun) -> list[str]:
+    """Take the day's lock (waiting up to `lock_wait_s`, else `DayLocked` naming the holder), then
+    close the debris of earlier runs that no longer hold it: their open ledger rows become
+    `abandoned` and their staged rows go. Returns the run ids it abandoned."""
+    locks.acquire(run.engine, run.day, run.run_id, wait_s=run.settings.lock_wait_s,
+                  lease_s=run.settings.lock_lease_s, process=run.process_lock)
+    return runs.close_open_runs(run.engine, run.day, keep=run.run_id, status="abandoned",
+                                reason=f"abandoned: stopped without finishing; found by run {run.run_id}")
 
 
 def shard_of(conversation_id: str, shards: int) -> int:
@@ -69,15 +98,18 @@ def _timed(run: DayRun, step: str, started: float) -> None:
 
 
 def extract(run: DayRun) -> dict[str, Any]:
-    """Open the run (status running) and count the day's source turns."""
+    """Take the day (`take_day`: one run per day at a time), open the run (status running) and
+    count the day's source turns."""
+    abandoned = take_day(run)
     staging.clean_staging(run.engine, run.run_id)
     runs.open_run(run.engine, run.run_id, run.day, config_hash=run.settings.run_config_hash,
                   judge=run.settings.judge_spec.get("kind"))
     with run.engine.connect() as conn:
         n = source.count_day_turns(conn, run.day, run.settings.config.timezone)
-    return {"run_id": run.run_id, "day": run.day.isoformat(), "turns_in_source": n}
+    return {"run_id": run.run_id, "day": run.day.isoformat(), "turns_in_source": n, "abandoned": abandoned}
 
 
+@holds_day
 def structural(run: DayRun) -> dict[str, Any]:
     """Parse and check every turn of the day; stage structured turns and skips.
 
@@ -118,6 +150,7 @@ def structural(run: DayRun) -> dict[str, Any]:
     return {**counts, "shards": sorted(shards_used)}
 
 
+@holds_day
 def judge_shard(run: DayRun, shard: int) -> dict[str, Any]:
     """First-stage judging (NLI, or the recorded judge) of one shard's selected turns."""
     started = time.perf_counter()
@@ -132,6 +165,7 @@ def judge_shard(run: DayRun, shard: int) -> dict[str, Any]:
             "judge": judge.name, "judge_version": judge.version}
 
 
+@holds_day
 def escalate(run: DayRun) -> dict[str, Any]:
     """For a cascade judge: send first-stage rejections plus the random sample to the LLM judge."""
     if run.settings.effective_judge_spec().get("kind") != "cascade":
@@ -175,6 +209,7 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+@holds_day
 def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalation: Mapping[str, Any]
               ) -> dict[str, Any]:
     """Decide every verdict, stage sentence and citation rows, compute the day's metric rows."""
@@ -226,6 +261,7 @@ def sentence_row(run: DayRun, conversation_id: str, turn_id: str, v: SentenceVer
             "best_windows": evidence_windows(v)}
 
 
+@holds_day
 def validate(run: DayRun) -> dict[str, Any]:
     """Great Expectations on the staged day; a failure is stored with the run and raised."""
     started = time.perf_counter()
@@ -243,12 +279,14 @@ def validate(run: DayRun) -> dict[str, Any]:
     _timed(run, "validate", started)
     if not result.success:  # the verdict stays in `runs`; the staged rows would only pile up
         staging.clean_staging(run.engine, run.run_id)
+        locks.release(run.engine, run.day, run.run_id)
         raise ValidationFailed(
             f"validation failed for {run.day} (run {run.run_id}); nothing published:\n{result.summary()}")
     return {"success": True, "expectations": len(result.results.get("expectations", []))
             if isinstance(result.results, dict) else None}
 
 
+@holds_day
 def publish(run: DayRun) -> dict[str, int]:
     """Replace the day in one transaction, then clean this run's staging.
 
@@ -266,29 +304,37 @@ def publish(run: DayRun) -> dict[str, int]:
     return counts
 
 
+@holds_day
 def monitor(run: DayRun) -> dict[str, Any]:
     """After publish: the day's step-change alerts against its history (`citecheck.monitor`);
     the counts, and why no alert when the history is too short."""
     from citecheck.monitor import monitor_day
 
-    return monitor_day(run.engine, run.day, run.run_id, run.settings)
+    result = monitor_day(run.engine, run.day, run.run_id, run.settings)
+    runs.mark_completed(run.engine, run.run_id, "monitor")
+    return result
 
 
+@holds_day
 def report(run: DayRun) -> dict[str, Any]:
     """After monitor: render the day's HTML report (its alerts included) and store it in the
     warehouse, where the Airflow plugin serves it; a rerun replaces it (`citecheck.report`)."""
     from citecheck.report import configured_trend_days, publish_report
 
-    return publish_report(run.engine, run.day, run.run_id, configured_trend_days(run.settings.config))
+    result = publish_report(run.engine, run.day, run.run_id, configured_trend_days(run.settings.config))
+    runs.mark_completed(run.engine, run.run_id, "report")
+    return result
 
 
+@holds_day
 def record_run(run: DayRun, published_rows: Mapping[str, int]) -> dict[str, Any]:
-    """Close the run: `finished_at` and the published row counts in the ledger."""
+    """Close the run: `finished_at` and the published row counts in the ledger; free the day."""
+    runs.mark_completed(run.engine, run.run_id, "record_run")
     runs.finish_run(run.engine, run.run_id, published_rows)
+    locks.release(run.engine, run.day, run.run_id)
     return {"run_id": run.run_id, "published_rows": dict(published_rows)}
 
 
-StepCall = Callable[..., Any]
 STEP_NAMES = ("extract", "structural", "judge_shard", "escalate", "aggregate", "validate", "publish", "monitor",
               "report", "record_run")
 
@@ -312,4 +358,24 @@ def run_steps(run: DayRun, call: Callable[..., Any] = _call_directly) -> dict[st
     out["monitor"] = call("monitor", monitor, run)
     out["report"] = call("report", report, run)
     out["record_run"] = call("record_run", record_run, run, out["publish"])
+    return out
+
+
+def complete_published(run: DayRun) -> dict[str, Any]:
+    """Finish a published run that was cut off after its publish commit (`run.run_id` is the run the
+    day is published with): take the day, remove leftover staging, and run the steps after the
+    commit it has not completed (`runs.missing_after_publish`), so the report and alerts match the
+    rows. Returns the steps it completed (none when the run had finished)."""
+    missing = runs.missing_after_publish(run.engine, run.run_id)
+    if not missing:
+        return {"run_id": run.run_id, "completed": []}
+    take_day(run)
+    staging.clean_staging(run.engine, run.run_id)
+    out: dict[str, Any] = {"run_id": run.run_id, "completed": missing}
+    for name in missing:
+        if name == "record_run":
+            with run.engine.connect() as conn:
+                out[name] = record_run(run, published.published_row_counts(conn, run.day))
+        else:
+            out[name] = {"monitor": monitor, "report": report}[name](run)
     return out

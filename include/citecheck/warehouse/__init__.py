@@ -4,7 +4,8 @@
 - `engine`: URL resolution, schemas, table creation, the `.sql` files
 - `source`: loading logged turns into the reference source tables, extracting one day
 - `staging`: one run's intermediate data, keyed by run id
-- `runs`: the run ledger (the only writer of `runs`)
+- `runs`: the run ledger (the only writer of `runs`), abandoned runs, what a cut-off publish left
+- `locks`: one run per day at a time (`day_locks`)
 - `publish`: the one-transaction publish of a day, and reads of published days
 - `grants`: the read-only BI role
 - `alerts`: the monitor step's history reads and its `alerts` table
@@ -28,7 +29,13 @@ from citecheck.warehouse.engine import (
     warehouse_url,
 )
 from citecheck.warehouse.grants import bi_grants, grant_bi, grants_sql
-from citecheck.warehouse.publish import day_metrics, publish_day, published_config_hash, published_row_counts
+from citecheck.warehouse.publish import (
+    day_metrics,
+    publish_day,
+    published_config_hash,
+    published_row_counts,
+    published_run_id,
+)
 from citecheck.warehouse.source import (
     MAX_JSON_DEPTH,
     LoadReport,
@@ -49,6 +56,6 @@ __all__ = [
     "DEFAULT_WAREHOUSE_URL", "MAX_JSON_DEPTH", "LoadReport", "add_missing_columns", "bi_grants", "clean_staging",
     "count_day_turns", "day_bounds", "day_metrics", "engine_for", "engine_names", "extract_day", "extract_day_chunks",
     "grant_bi", "grants_sql", "init_warehouse", "load_source_rows", "load_turns", "load_turns_report", "make_engine",
-    "prior_context_labels", "publish_day", "published_config_hash", "published_row_counts", "read_sql",
-    "record_skips", "source_rows", "storable", "warehouse_url",
+    "prior_context_labels", "publish_day", "published_config_hash", "published_row_counts", "published_run_id",
+    "read_sql", "record_skips", "source_rows", "storable", "warehouse_url",
 ]

@@ -9,6 +9,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from citecheck.warehouse import locks
 from citecheck.warehouse import tables as T
 
 # --- publish --------------------------------------------------------------------------------
@@ -17,6 +18,7 @@ def publish_day(engine: Engine, day: dt.date, run_id: str) -> dict[str, int]:
     """Replace the day's rows in every output table with this run's staged rows, in ONE
     transaction: readers see the old version or the new one, never a mix."""
     with engine.begin() as conn:
+        locks.assert_held(conn, day, run_id)  # a run that lost its day publishes nothing
         for final, stage in T.OUTPUT_TABLES.values():
             conn.execute(final.delete().where(final.c.day == day))
             cols = [c.name for c in final.columns]
@@ -30,7 +32,8 @@ def publish_day(engine: Engine, day: dt.date, run_id: str) -> dict[str, int]:
             sa.literal(day, sa.Date), T.stage_skipped.c.turn_id, T.stage_skipped.c.reason,
             sa.literal(run_id), sa.literal(run.config_hash), sa.literal(run.judge_versions),
         ).where(T.stage_skipped.c.run_id == run_id)))
-        conn.execute(T.runs.update().where(T.runs.c.run_id == run_id).values(status="published"))
+        conn.execute(T.runs.update().where(T.runs.c.run_id == run_id).values(status="published",
+                                                                               completed_steps=[]))
         return published_row_counts(conn, day)
 
 
@@ -53,6 +56,12 @@ def clean_staging(engine: Engine, run_id: str) -> None:
     with engine.begin() as conn:
         for table in T.STAGING_TABLES:
             conn.execute(table.delete().where(table.c.run_id == run_id))
+
+
+def published_run_id(engine: Engine, day: dt.date) -> str | None:
+    """The run whose rows the day is published with (None when it is not published)."""
+    with engine.connect() as conn:
+        return conn.execute(sa.select(T.daily_metrics.c.run_id).where(T.daily_metrics.c.day == day).limit(1)).scalar()
 
 
 def published_config_hash(engine: Engine, day: dt.date) -> str | None:

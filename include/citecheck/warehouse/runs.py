@@ -25,7 +25,7 @@ def open_run(engine: Engine, run_id: str, day: dt.date, *, config_hash: str, jud
         conn.execute(T.runs.delete().where(T.runs.c.run_id == run_id))
         conn.execute(T.runs.insert().values(
             run_id=run_id, day=day, status="running", started_at=dt.datetime.now(dt.UTC),
-            config_hash=config_hash, judge=judge, timings={}, stats={}, state={}))
+            config_hash=config_hash, judge=judge, timings={}, stats={}, state={}, completed_steps=[]))
 
 
 def run_row(engine: Engine, run_id: str) -> dict[str, Any] | None:
@@ -99,3 +99,89 @@ class RunStateBatchStore:
 
     def put(self, run_id: str, batch_id: str) -> None:
         _merge_json(self.engine, run_id, "state", {"llm_batch_id": batch_id})
+
+
+# --- after the publish commit: what completed, and what a later run of the day completes ----
+AFTER_PUBLISH = ("monitor", "report", "record_run")  # the steps after the publish commit, in order
+OPEN_STATUSES = ("running", "validated")  # a run still working towards its publish
+
+
+def mark_completed(engine: Engine, run_id: str, step: str) -> None:
+    """Record that a step after the publish commit completed for the run (`completed_steps`)."""
+    with engine.begin() as conn:
+        done = conn.execute(sa.select(T.runs.c.completed_steps).where(T.runs.c.run_id == run_id)).scalar() or []
+        if step not in done:
+            conn.execute(T.runs.update().where(T.runs.c.run_id == run_id).values(completed_steps=[*done, step]))
+
+
+def missing_after_publish(engine: Engine, run_id: str) -> list[str]:
+    """The steps after the publish commit the published run has not completed, in order (none for a
+    run that finished, or one that is not in the ledger)."""
+    with engine.connect() as conn:
+        row = conn.execute(sa.select(T.runs.c.status, T.runs.c.finished_at, T.runs.c.completed_steps).where(
+            T.runs.c.run_id == run_id)).first()
+    if row is None or row.status != "published" or row.finished_at is not None:
+        return []
+    done = set(row.completed_steps or ())
+    return [step for step in AFTER_PUBLISH if step not in done]
+
+
+def close_open_runs(engine: Engine, day: dt.date, *, keep: str | None, status: str, reason: str) -> list[str]:
+    """Mark the day's open runs other than `keep` (`running` or `validated`) with `status` and the
+    reason, and remove the staging of every run of the day other than `keep`. The caller holds the
+    day's lock (so those runs no longer do). Returns the run ids it closed."""
+    c = T.runs.c
+    others = sa.and_(c.day == day, c.run_id != keep) if keep else c.day == day
+    with engine.begin() as conn:
+        closed = list(conn.execute(sa.select(c.run_id).where(others, c.status.in_(OPEN_STATUSES))).scalars())
+        if closed:
+            conn.execute(T.runs.update().where(c.run_id.in_(closed)).values(
+                status=status, error=reason, finished_at=dt.datetime.now(dt.UTC)))
+        day_runs = sa.select(c.run_id).where(others).scalar_subquery()
+        for table in T.STAGING_TABLES:
+            conn.execute(table.delete().where(table.c.run_id.in_(day_runs)))
+    return closed
+
+
+def close_failed(engine: Engine, run_id: str, reason: str) -> None:
+    """A run that stopped on an error before its publish: status `failed`, the reason, finished."""
+    with engine.begin() as conn:
+        conn.execute(T.runs.update().where(T.runs.c.run_id == run_id, T.runs.c.status.in_(OPEN_STATUSES)).values(
+            status="failed", error=reason[:4000], finished_at=dt.datetime.now(dt.UTC)))
+
+
+LEDGER_COLUMNS = ("run_id", "day", "status", "started_at", "finished_at", "completed_steps", "error")
+
+
+def day_ledger(engine: Engine, day: dt.date) -> list[dict[str, Any]]:
+    """The day's runs, oldest first, with their staged rows (what `citecheck runs --day` shows)."""
+    c = T.runs.c
+    with engine.connect() as conn:
+        rows = [dict(r) for r in conn.execute(sa.select(*[c[n] for n in LEDGER_COLUMNS]).where(c.day == day)
+                                              .order_by(c.started_at, c.run_id)).mappings()]
+        for row in rows:
+            row["staged_rows"] = sum(conn.execute(sa.select(sa.func.count()).select_from(t).where(
+                t.c.run_id == row["run_id"])).scalar_one() for t in T.STAGING_TABLES)
+    return rows
+
+
+def orphan_staging(engine: Engine) -> int:
+    """Delete staged rows of run ids the ledger does not know (a run that died before opening its
+    row, or whose row was removed); how many went."""
+    removed = 0
+    with engine.begin() as conn:
+        known = sa.select(T.runs.c.run_id)
+        for table in T.STAGING_TABLES:
+            removed += conn.execute(table.delete().where(table.c.run_id.not_in(known))).rowcount or 0
+    return removed
+
+
+def open_run_days(engine: Engine) -> list[dt.date]:
+    """Days with an open run or staged rows (what `citecheck gc` looks at)."""
+    c = T.runs.c
+    with engine.connect() as conn:
+        days = set(conn.execute(sa.select(c.day).where(c.status.in_(OPEN_STATUSES)).distinct()).scalars())
+        for table in T.STAGING_TABLES:
+            days |= set(conn.execute(sa.select(c.day).where(c.run_id.in_(sa.select(table.c.run_id).distinct()))
+                                     .distinct()).scalars())
+    return sorted(days)

@@ -240,6 +240,20 @@ runs = Table(
     Column("validation", JSON),
     Column("state", JSON),
     Column("error", Text),
+    Column("completed_steps", JSON, comment="steps after the publish commit that completed (monitor, report, "
+                                            "record_run): what a later run of the day completes"),
+)
+
+# One run per day at a time (`citecheck.warehouse.locks`): the day's lock and who holds it.
+day_locks = Table(
+    "day_locks", metadata,
+    Column("day", Date, primary_key=True),
+    Column("run_id", String(64), nullable=False, comment="the run that holds the day"),
+    Column("host", String(255), nullable=True, comment="where the holder took it"),
+    Column("pid", Integer, nullable=True, comment="the holding process (CLI runs); null: a lease only (Airflow)"),
+    Column("acquired_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=False, comment="the lease: renewed by every step of the run"),
+    comment="per-day run lock: a second run of a held day waits or refuses",
 )
 
 # The day's rendered HTML report (self-contained), served by the Airflow plugin; a rerun replaces it.
