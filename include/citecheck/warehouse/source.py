@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from citecheck.turns import (
+from citecheck.core.turns import (
     MAX_ID_CHARS,
     MAX_LABEL_CHARS,
     clean_text,
