@@ -82,12 +82,12 @@ class _Stopped(Exception):
 
 
 def run_steps(url: str, day: dt.date, settings: Any, run_id: str, *, fault: DropConnection | None = None,
-              until: str = "record_run", after_failure: Callable[[str, Exception], None] | None = None
-              ) -> list[str]:
+              until: str = "record_run", after_failure: Callable[[str, Exception], None] | None = None,
+              retry_failed: bool = True) -> list[str]:
     """The job's step sequence (`job.run_steps`), each step on a fresh engine as in its own Airflow
     process; a step that fails with a database error is retried once, same run id, on a new
     engine. Returns the failed steps; `after_failure` inspects the warehouse between a failure
-    and its retry."""
+    and its retry. `retry_failed=False`: a failed step ends the day there (the process was cut off)."""
     from dataclasses import replace
 
     from citecheck import job
@@ -108,6 +108,8 @@ def run_steps(url: str, day: dt.date, settings: Any, run_id: str, *, fault: Drop
             failures.append(name)
             if after_failure is not None:
                 after_failure(name, exc)
+            if not retry_failed:
+                raise _Stopped(name) from exc
         finally:
             engine.dispose()
         retry = W.make_engine(url)
