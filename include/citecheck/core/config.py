@@ -21,6 +21,7 @@ max_answer_chars = 1000000   # a longer answer is skipped with its size as the r
 attributes = []        # attribute keys to slice by; empty = every key present
 numbers = true         # sentences with / without numbers
 multi_citation = true  # sentences with >= 2 citations
+max_values_per_key = 50   # an attribute's most frequent values keep their slices, the rest are `other`; 0 = all
 length_buckets = [3, 6, 10]   # answer length in sentences: 1-3, 4-6, 7-10, 11+
 
 [day]
@@ -95,6 +96,7 @@ class Config:
     slice_attributes: tuple[str, ...] = ()
     slice_numbers: bool = True
     slice_multi_citation: bool = True
+    slice_max_values: int = 50
     length_buckets: tuple[int, ...] = (3, 6, 10)
     timezone: str = "UTC"
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
@@ -141,6 +143,7 @@ _TOML_KEYS: dict[tuple[str, str], str] = {
     ("slices", "numbers"): "slice_numbers",
     ("slices", "multi_citation"): "slice_multi_citation",
     ("slices", "length_buckets"): "length_buckets",
+    ("slices", "max_values_per_key"): "slice_max_values",
     ("day", "timezone"): "timezone",
 }
 

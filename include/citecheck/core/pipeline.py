@@ -15,6 +15,7 @@ from citecheck.core.config import Config
 from citecheck.core.metrics import (
     MetricAccumulator,
     ScoredTurn,
+    SliceCap,
     full_counts,
     invariant_violations,
     ratios,
@@ -112,6 +113,7 @@ class ScoreReport:
             "counts": full_counts(acc.counts()),
             "rows": rows,
             "invariant_violations": invariant_violations(rows),
+            "slices_cut": {k: dict(v) for k, v in acc.cap.cut.items()} if acc.cap else {},
             "skipped": [s.as_dict() for s in self.skipped],
             "run": {
                 "config_hash": self.config.rules_hash,
@@ -133,8 +135,10 @@ class ScoreReport:
 def score(turns: Iterable[Turn], judge: Judge | None, config: Config,
           skipped: Sequence[Skipped] = ()) -> ScoreReport:
     """Score turns end to end (output in input order); `judge=None` runs the structural checks only."""
-    report = ScoreReport(config=config, skipped=list(skipped), accumulator=MetricAccumulator(config))
     turns = list(turns)
+    cap = SliceCap.from_turns(turns, config)
+    cap.log_cuts()
+    report = ScoreReport(config=config, skipped=list(skipped), accumulator=MetricAccumulator(config, cap=cap))
     position = {t.turn_id: i for i, t in enumerate(turns)}
     structured = structure_turns(in_conversation_order(turns), config)
     for scored in score_structured(structured, judge):

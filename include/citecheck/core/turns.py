@@ -140,8 +140,13 @@ def _attributes(value: Any) -> dict[str, str]:
         return {}
     if not isinstance(value, Mapping):
         raise TurnError("attributes is not an object")
-    return {_capped(_as_text(k), MAX_ATTRIBUTE_KEY_CHARS):
-            "" if v is None else _capped(_as_text(v), MAX_ATTRIBUTE_VALUE_CHARS) for k, v in value.items()}
+    return dict(attribute_text(k, v) for k, v in value.items())
+
+
+def attribute_text(key: Any, value: Any) -> tuple[str, str]:
+    """A slice key and value as the job slices by them: strings, cut to the slice columns."""
+    return (_capped(_as_text(key), MAX_ATTRIBUTE_KEY_CHARS),
+            "" if value is None else _capped(_as_text(value), MAX_ATTRIBUTE_VALUE_CHARS))
 
 
 def turn_index(value: Any) -> int | None:

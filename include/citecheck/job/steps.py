@@ -21,7 +21,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from citecheck.core import pipeline
-from citecheck.core.metrics import MetricAccumulator, full_counts
+from citecheck.core.metrics import MetricAccumulator, SliceCap, full_counts
 from citecheck.core.structural import ConversationHistory
 from citecheck.core.turns import turns_from_dicts
 from citecheck.core.verdicts import SentenceVerdict, evidence_windows
@@ -216,7 +216,7 @@ def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalatio
     started = time.perf_counter()
     staging.reset(run.engine, run.run_id, (T.stage_sentence_verdicts, T.stage_citation_verdicts,
                                            T.stage_daily_metrics, T.stage_recite_suggestions))
-    acc = MetricAccumulator(run.settings.config)
+    acc = MetricAccumulator(run.settings.config, cap=slice_cap(run))
     judge_versions: set[str] = set()
     for batch in staging.staged_turns(run.engine, run.run_id, chunk=CHUNK):
         # judgments joined per chunk (only selected turns have any): memory holds one chunk's
@@ -247,6 +247,18 @@ def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalatio
     _timed(run, "aggregate", started)
     return {"metric_rows": len(metric_rows), "judge_versions": versions, **{k: counts[k] for k in (
         "answers", "check_worthy_sentences", "judged_sentences", "unjudged_sentences", "selected_sentences")}}
+
+
+def slice_cap(run: DayRun) -> SliceCap:
+    """The day's bounded attribute slices (`[slices] max_values_per_key`), from the database's count
+    of each attribute value's answers; the cut goes to `runs.stats["slices_cut"]` and the log."""
+    config = run.settings.config
+    with run.engine.connect() as conn:
+        cap = SliceCap.from_counts(source.attribute_value_counts(conn, run.day, config.timezone),
+                                   config.slice_max_values, config.slice_attributes)
+    cap.log_cuts()
+    runs.record_stats(run.engine, run.run_id, {"slices_cut": {k: dict(v) for k, v in cap.cut.items()}})
+    return cap
 
 
 def sentence_row(run: DayRun, conversation_id: str, turn_id: str, v: SentenceVerdict) -> dict[str, Any]:

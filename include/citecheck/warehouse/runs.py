@@ -76,6 +76,11 @@ def record_validation(engine: Engine, run_id: str, *, success: bool, results: An
             turns_skipped=turn_counts["turns_skipped"], error=None if success else (error or "")[:4000]))
 
 
+def record_stats(engine: Engine, run_id: str, values: Mapping[str, Any]) -> None:
+    """Merge these entries into the run's `stats` (e.g. `slices_cut`, `input_repairs`)."""
+    _merge_json(engine, run_id, "stats", values)
+
+
 def record_monitor(engine: Engine, run_id: str, stats: Mapping[str, Any]) -> None:
     """The monitor step's counts (alerts, outcomes, why none) under `stats["monitor"]`."""
     _merge_json(engine, run_id, "stats", {"monitor": dict(stats)})

@@ -17,6 +17,7 @@ from sqlalchemy.engine import Connection, Engine
 from citecheck.core.turns import (
     MAX_ID_CHARS,
     MAX_LABEL_CHARS,
+    attribute_text,
     clean_text,
     conversation_id,
     parse_timestamp,
@@ -303,6 +304,27 @@ def count_day_turns(conn: Connection, day: dt.date, timezone: str = "UTC") -> in
     start, end = day_bounds(day, timezone)
     query = sa.text("SELECT count(*) FROM (" + read_sql("extract_turns.sql") + ") AS day_turns")
     return int(conn.execute(query, _bounds(conn, start, end)).scalar_one())
+
+
+def attribute_value_counts(conn: Connection, day: dt.date, timezone: str = "UTC") -> Iterator[tuple[str, str, int]]:
+    """(attribute key, value as the job slices it, answers) of the day's turns (`extract_turns.sql`),
+    grouped by key: the database counts (GROUP BY over the JSON attributes), the rows stream, so
+    `SliceCap.from_counts` sees each value once with flat memory whatever the number of values."""
+    start, end = day_bounds(day, timezone)
+    day_turns = "(" + read_sql("extract_turns.sql") + ") AS day_turns"
+    if conn.dialect.name == "sqlite":  # the JSON text of each value: decoded the way the turn's attributes are
+        query = (f"SELECT e.key, CASE WHEN e.type IN ('true', 'false', 'null') THEN e.type "
+                 f"WHEN e.type IN ('object', 'array') THEN e.value ELSE json_quote(e.value) END AS v, count(*) "
+                 f"FROM {day_turns}, json_each(day_turns.attributes) AS e "
+                 f"WHERE json_type(day_turns.attributes) = 'object' GROUP BY e.key, v ORDER BY e.key")
+    else:
+        query = (f"SELECT e.key, e.value::text AS v, count(*) FROM {day_turns} "
+                 f"CROSS JOIN LATERAL json_each(CASE WHEN json_typeof(day_turns.attributes::json) = 'object' "
+                 f"THEN day_turns.attributes::json END) AS e GROUP BY e.key, v ORDER BY e.key")
+    result = conn.execute(sa.text(query), _bounds(conn, start, end), execution_options={"yield_per": 5000})
+    for key, value, answers in result:
+        text_key, text_value = attribute_text(key, json.loads(value))
+        yield text_key, text_value, int(answers)
 
 
 def prior_context_labels(conn: Connection, day: dt.date, timezone: str = "UTC", *,
