@@ -139,7 +139,8 @@ def test_sigkill_right_after_the_publish_commit_then_cli_run_completes_the_day(r
     judge = tmp_path / "judge.json"
     judge.write_text(json.dumps(load_fixture("orbit_labs.json")["judge"]))
     config = tmp_path / "config.toml"
-    config.write_text(f"[check_worthiness]\nrefusals = [{json.dumps(load_fixture('orbit_labs.json')['refusal_text'])}]\n")
+    refusal = json.dumps(load_fixture("orbit_labs.json")["refusal_text"])
+    config.write_text(f"[check_worthiness]\nrefusals = [{refusal}]\n")
     monkeypatch.setenv("CITECHECK_WAREHOUSE_URL", url)
     monkeypatch.setenv("CITECHECK_JUDGE", str(judge))
     monkeypatch.setenv("CITECHECK_CONFIG", str(config))
