@@ -368,12 +368,15 @@ CREATE TABLE IF NOT EXISTS source_turns (
 	request_documents JSON,
 	attributes JSON,
 	loaded_at TIMESTAMP WITH TIME ZONE,
+	input_repairs JSON,
 	PRIMARY KEY (turn_id)
 );
 
 CREATE INDEX IF NOT EXISTS ix_source_turns_answered_at ON source_turns (answered_at);
 
 CREATE INDEX IF NOT EXISTS ix_source_turns_conversation ON source_turns (conversation_id, turn_index);
+
+COMMENT ON COLUMN source_turns.input_repairs IS 'what the load repaired: replaced_characters (NUL, lone surrogates), assumed_zone (a timestamp without one)';
 
 CREATE TABLE IF NOT EXISTS stage_citation_verdicts (
 	run_id VARCHAR(64) NOT NULL,

@@ -178,6 +178,15 @@ def _engine():
     return engine
 
 
+def _config():
+    """The configuration of CITECHECK_CONFIG (defaults without one)."""
+    import os
+
+    from citecheck.core.config import load_config
+
+    return load_config(os.environ.get("CITECHECK_CONFIG") or None)
+
+
 def _day(text: str):
     import datetime as dt
 
@@ -207,7 +216,7 @@ def cmd_load_sample(args: argparse.Namespace) -> int:
 
     engine = _engine()
     data = demo.generate(args.start, args.days, args.turns_per_day, seed=args.seed)
-    n = load_turns(engine, data.turns + _loadable_malformed(data))
+    n = load_turns(engine, data.turns + _loadable_malformed(data), assume_zone=_config().assume_zone)
     if args.write_judge:
         demo.write_judge(data, Path(args.write_judge))
     print(f"loaded {n} sample turns for {args.days} day(s) from {args.start}")
@@ -222,6 +231,7 @@ def cmd_load_turns(args: argparse.Namespace) -> int:
     from citecheck.warehouse import load_source_rows, source_rows
 
     engine = _engine()
+    assume_zone = _config().assume_zone
     good: list[tuple[int, Any]] = []  # (line, source rows), built once: validating is building
     bad = []
     with open(args.file, "rb") as handle:
@@ -232,7 +242,7 @@ def cmd_load_turns(args: argparse.Namespace) -> int:
                 data = decode_line(raw)
                 if not isinstance(data, dict):
                     raise ValueError(f"line is not a JSON object ({type(data).__name__})")
-                rows = source_rows(data)
+                rows = source_rows(data, assume_zone)
             except ValueError as exc:
                 bad.append(Skipped(number, None, str(exc)[:300]))
                 continue

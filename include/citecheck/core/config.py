@@ -26,6 +26,7 @@ length_buckets = [3, 6, 10]   # answer length in sentences: 1-3, 4-6, 7-10, 11+
 
 [day]
 timezone = "UTC"
+assume_zone = "UTC"    # the zone of a timestamp without one (counted per day), or "refuse"
 ```
 """
 
@@ -99,11 +100,22 @@ class Config:
     slice_max_values: int = 50
     length_buckets: tuple[int, ...] = (3, 6, 10)
     timezone: str = "UTC"
+    # a timestamp without a zone is read in this zone (counted in the day's input repairs); "refuse":
+    # such a turn is malformed (load-turns lists it)
+    assume_zone: str = "UTC"
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @cached_property
     def marker_re(self) -> re.Pattern[str]:
         return re.compile(self.marker_pattern)
+
+    @cached_property
+    def unclosed_marker_re(self) -> re.Pattern[str] | None:
+        """A marker opened and never closed (`parsing.malformed_markers`), for a marker pattern that
+        ends in a closing bracket; None for another pattern."""
+        if not self.marker_pattern.endswith(r"\]"):
+            return None
+        return re.compile(self.marker_pattern[:-2] + r"(?![\]\w,;])")
 
     @cached_property
     def separator_re(self) -> re.Pattern[str]:
@@ -145,6 +157,7 @@ _TOML_KEYS: dict[tuple[str, str], str] = {
     ("slices", "length_buckets"): "length_buckets",
     ("slices", "max_values_per_key"): "slice_max_values",
     ("day", "timezone"): "timezone",
+    ("day", "assume_zone"): "assume_zone",
 }
 
 
@@ -183,6 +196,14 @@ def config_from_mapping(data: dict[str, Any]) -> Config:
             getattr(config, attr)
         except re.error as exc:
             raise ConfigError(f"config: invalid regular expression for {attr}: {exc}") from exc
+    if config.assume_zone != "refuse":
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(config.assume_zone)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ConfigError(f"config: day.assume_zone {config.assume_zone!r} is no time zone (or \"refuse\")"
+                              ) from exc
     if "labels" not in config.marker_re.groupindex:
         raise ConfigError("config: markers.pattern needs a named group (?P<labels>...)")
     return config

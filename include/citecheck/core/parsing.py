@@ -190,6 +190,17 @@ def _inside(position: int, regions: list[tuple[int, int]]) -> bool:
     return i >= 0 and regions[i][0] <= position < regions[i][1]
 
 
+def malformed_markers(text: str, cfg: Config) -> int:
+    """Markers opened but never closed (`[S1 and …`: the sentence stays uncited), outside code and
+    URLs: what the day's `input_repairs` counts. For a marker pattern that ends in a closing
+    bracket (the default): its opening and labels, then no closing bracket, label or separator."""
+    opening = cfg.unclosed_marker_re
+    if opening is None or not opening.search(text):
+        return 0
+    regions = _protected(text, cfg)
+    return sum(1 for m in opening.finditer(text) if not (regions and _inside(m.start(), regions)))
+
+
 def _marker_matches(text: str, cfg: Config) -> list[re.Match[str]]:
     """Non-empty marker matches outside code and URLs."""
     regions = _protected(text, cfg)

@@ -51,8 +51,26 @@ def clean_text(text: str) -> str:
     return _UNSTORABLE.sub("\ufffd", text) if _UNSTORABLE.search(text) else text
 
 
-def parse_timestamp(value: Any, key: str = "answered_at") -> dt.datetime | None:
-    """An ISO 8601 timestamp as an aware UTC datetime (no zone = UTC); None or "" = no timestamp."""
+def replaced_characters(text: str) -> int:
+    """How many characters `clean_text` replaces in `text` (what the day's input repairs count)."""
+    return len(_UNSTORABLE.findall(text))
+
+
+def is_zoneless(value: Any) -> bool:
+    """Whether a timestamp names no zone (`parse_timestamp` then assumes one)."""
+    if isinstance(value, dt.datetime):
+        return value.tzinfo is None
+    if not isinstance(value, str) or not value.strip() or value.strip()[-1:] in "Zz":
+        return False
+    try:
+        return dt.datetime.fromisoformat(value.strip()).tzinfo is None
+    except ValueError:
+        return False
+
+
+def parse_timestamp(value: Any, key: str = "answered_at", assume_zone: str = "UTC") -> dt.datetime | None:
+    """An ISO 8601 timestamp as an aware UTC datetime; None or "" = no timestamp. No zone: read in
+    `assume_zone` (`[day] assume_zone`, default UTC), or a TurnError when it is "refuse"."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     if isinstance(value, dt.datetime):
@@ -65,8 +83,15 @@ def parse_timestamp(value: Any, key: str = "answered_at") -> dt.datetime | None:
             raise TurnError(f"{key} is not an ISO timestamp ({clean_text(value)[:60]!r})") from None
     else:
         raise TurnError(f"{key} is not a string ({type(value).__name__})")
+    if parsed.tzinfo is None:
+        if assume_zone == "refuse":
+            raise TurnError(f"{key} has no time zone ({clean_text(str(value))[:60]!r}) and [day] assume_zone is "
+                            "\"refuse\"")
+        from zoneinfo import ZoneInfo
+
+        parsed = parsed.replace(tzinfo=dt.UTC if assume_zone == "UTC" else ZoneInfo(assume_zone))
     try:
-        return (parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)).astimezone(dt.UTC)
+        return parsed.astimezone(dt.UTC)
     except OverflowError as exc:
         raise TurnError(f"{key} is out of range in UTC ({value!s:.60})") from exc
 

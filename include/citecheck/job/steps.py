@@ -122,6 +122,7 @@ def structural(run: DayRun) -> dict[str, Any]:
     staging.reset(run.engine, run.run_id, (T.stage_turns, T.stage_skipped))
     history = ConversationHistory()
     counts: Counter[str] = Counter(turns_read=0, turns_selected=0, turns_skipped=0)
+    repairs: Counter[str] = Counter()
     shards_used: set[int] = set()
     open_conversation: str | None = None  # a chunk of skipped turns only keeps the one before
     with run.engine.connect() as read:
@@ -131,6 +132,7 @@ def structural(run: DayRun) -> dict[str, Any]:
                     read, run.day, cfg.timezone, conversations=new):
                 history.record(conversation, turn_index, (label,))
             turns, skipped = turns_from_dicts(batch, cfg.max_answer_chars)
+            repairs.update(input_repairs(batch, turns, cfg))
             staged = []
             for st in pipeline.structure_turns(turns, cfg, history):
                 selected = is_selected(st.turn_id, settings)
@@ -146,8 +148,29 @@ def structural(run: DayRun) -> dict[str, Any]:
                 open_conversation = turns[-1].conversation_id
             history.keep_only(open_conversation)
     counts["turns_scored"] = counts["turns_read"] - counts["turns_skipped"]
+    repaired = {"replaced_characters": 0, "zoneless_timestamps": 0, "malformed_markers": 0, **repairs}
+    runs.record_stats(run.engine, run.run_id, {"input_repairs": repaired})
     _timed(run, "structural", started)
-    return {**counts, "shards": sorted(shards_used)}
+    return {**counts, "shards": sorted(shards_used), "input_repairs": repaired}
+
+
+def input_repairs(rows: Sequence[Mapping[str, Any]], turns: Sequence[Any], config: Any) -> Counter[str]:
+    """What the input needed and got, for a chunk of the day: characters the load replaced (NUL,
+    lone surrogates → U+FFFD), timestamps without a zone (per zone assumed: `zoneless_timestamps`
+    and `assumed_zone:<zone>`), and markers opened but never closed in the scored answers."""
+    from citecheck.core.parsing import malformed_markers
+
+    out: Counter[str] = Counter()
+    for row in rows:
+        repairs = row.get("input_repairs") or {}
+        out["replaced_characters"] += int(repairs.get("replaced_characters") or 0)
+        if zone := repairs.get("assumed_zone"):
+            out["zoneless_timestamps"] += 1
+            out[f"assumed_zone:{zone}"] += 1
+    for turn in turns:
+        if turn.answer_format != "anthropic_blocks":
+            out["malformed_markers"] += malformed_markers(turn.answer, config)
+    return out
 
 
 @holds_day

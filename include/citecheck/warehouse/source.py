@@ -20,7 +20,9 @@ from citecheck.core.turns import (
     attribute_text,
     clean_text,
     conversation_id,
+    is_zoneless,
     parse_timestamp,
+    replaced_characters,
     turn_index,
 )
 from citecheck.warehouse import tables as T
@@ -31,14 +33,21 @@ from citecheck.warehouse.engine import read_sql
 MAX_JSON_DEPTH = 100  # deeper JSON crashed the PostgreSQL insert (RecursionError at ~980 levels)
 
 
-def storable(value: Any, key: str = "value") -> Any:
+def storable(value: Any, key: str = "value", replaced: list[int] | None = None) -> Any:
     """A copy of a JSON value that every warehouse can store: NUL and lone surrogates become
-    U+FFFD (`clean_text`), NaN and infinities become text ("nan", "inf"; PostgreSQL's json
-    rejects them), tuples become lists. Iterative, and ValueError past `MAX_JSON_DEPTH` levels."""
+    U+FFFD (`clean_text`; `replaced[0]` counts them when given), NaN and infinities become text
+    ("nan", "inf"; PostgreSQL's json rejects them), tuples become lists. Iterative, and
+    ValueError past `MAX_JSON_DEPTH` levels."""
+
+    def text(v: str) -> str:
+        cleaned = clean_text(v)
+        if cleaned is not v and replaced is not None:
+            replaced[0] += replaced_characters(v)
+        return cleaned
 
     def leaf(v: Any) -> Any:
         if isinstance(v, str):
-            return clean_text(v)
+            return text(v)
         if isinstance(v, float) and not math.isfinite(v):
             return str(v)
         return v
@@ -61,7 +70,7 @@ def storable(value: Any, key: str = "value") -> Any:
             else:
                 stack.append((v, child, depth + 1))
             if isinstance(dst, dict):
-                dst[clean_text(k) if isinstance(k, str) else k] = child
+                dst[text(k) if isinstance(k, str) else k] = child
             else:
                 dst.append(child)
     return root
@@ -78,7 +87,7 @@ def _text_column(turn: Mapping[str, Any], key: str, width: int | None = None) ->
     return value
 
 
-def source_rows(turn: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def source_rows(turn: Mapping[str, Any], assume_zone: str = "UTC") -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A SPEC §1 turn dict → one `source_turns` row and its `source_passages` rows.
 
     What a column holds faithfully is stored as given, so the job, not the loader, decides what
@@ -87,11 +96,17 @@ def source_rows(turn: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str,
     reason, for what a column cannot hold faithfully: no turn id or one longer than its column,
     a text field of another type, a turn_index that is no 32-bit integer, no timestamp (the turn
     would belong to no day and never be read) or one that is not ISO 8601, a markers turn
-    without a context list, JSON nested too deeply.
+    without a context list, JSON nested too deeply, a timestamp without a zone when `assume_zone`
+    (`[day] assume_zone`) is "refuse".
+
+    What the load repaired goes with the row (`input_repairs`, counted per day by the job): the
+    characters replaced (`replaced_characters`) and, for a timestamp without a zone, the zone it was
+    read in (`assumed_zone`).
     """
     if not isinstance(turn, Mapping):
         raise ValueError(f"turn is not a JSON object ({type(turn).__name__})")
-    turn = storable(turn, "turn")
+    replaced = [0]
+    turn = storable(turn, "turn", replaced)
     turn_id = turn.get("turn_id")
     if not isinstance(turn_id, str) or not turn_id.strip():
         raise ValueError("turn_id is missing or not a string")
@@ -103,7 +118,10 @@ def source_rows(turn: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str,
         raise ValueError("context is missing")
     if context is not None and not isinstance(context, list):
         raise ValueError(f"context is not a list ({type(context).__name__})")
-    answered_at = parse_timestamp(turn.get("answered_at"))  # ValueError when not ISO 8601
+    answered_at = parse_timestamp(turn.get("answered_at"), assume_zone=assume_zone)  # ValueError: not ISO 8601
+    repairs = {"replaced_characters": replaced[0]} if replaced[0] else {}
+    if is_zoneless(turn.get("answered_at")):
+        repairs["assumed_zone"] = assume_zone
     if answered_at is None:
         raise ValueError("answered_at is missing: the turn would belong to no metric day")
     row = {
@@ -118,6 +136,7 @@ def source_rows(turn: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str,
         "request_documents": turn.get("request_documents"),
         "attributes": turn.get("attributes"),
         "loaded_at": dt.datetime.now(dt.UTC),
+        "input_repairs": repairs or None,
     }
     passages = []
     for position, p in enumerate(context or []):
@@ -169,15 +188,16 @@ class LoadReport:
         return {"loaded": self.loaded, "duplicates": self.duplicates, "replaced": self.replaced}
 
 
-def load_turns(engine: Engine, turns: Iterable[Mapping[str, Any]]) -> int:
+def load_turns(engine: Engine, turns: Iterable[Mapping[str, Any]], assume_zone: str = "UTC") -> int:
     """Upsert turns into the source tables (a reloaded turn replaces its earlier version); the
     number of distinct turns written. `load_turns_report` says what was replaced."""
-    return load_turns_report(engine, turns).loaded
+    return load_turns_report(engine, turns, assume_zone=assume_zone).loaded
 
 
-def load_turns_report(engine: Engine, turns: Iterable[Mapping[str, Any]], batch_size: int = 1000) -> LoadReport:
+def load_turns_report(engine: Engine, turns: Iterable[Mapping[str, Any]], batch_size: int = 1000,
+                      assume_zone: str = "UTC") -> LoadReport:
     """`load_turns` with its report."""
-    return load_source_rows(engine, (source_rows(turn) for turn in turns), batch_size)
+    return load_source_rows(engine, (source_rows(turn, assume_zone) for turn in turns), batch_size)
 
 
 def load_source_rows(engine: Engine, rows: Iterable[tuple[dict[str, Any], list[dict[str, Any]]]],
@@ -252,6 +272,7 @@ def _turn_dict(row: Mapping[str, Any], passages: list[Mapping[str, Any]]) -> dic
         "answer_blocks": row["answer_blocks"],
         "request_documents": row["request_documents"],
         "attributes": row["attributes"],
+        "input_repairs": row.get("input_repairs"),
         "context": [
             {k: p[k] for k in ("label", "source", "text", "document_id", "version")} for p in passages
         ],

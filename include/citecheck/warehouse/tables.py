@@ -75,6 +75,8 @@ source_turns = Table(
     Column("request_documents", JSON, nullable=True),
     Column("attributes", JSON, nullable=True),
     Column("loaded_at", UTCDateTime, nullable=True),
+    Column("input_repairs", JSON, nullable=True, comment="what the load repaired: replaced_characters (NUL, "
+                                                         "lone surrogates), assumed_zone (a timestamp without one)"),
     Index("ix_source_turns_answered_at", "answered_at"),
     Index("ix_source_turns_conversation", "conversation_id", "turn_index"),
 )
