@@ -59,6 +59,9 @@ class Case:
     check: Callable[[View], None] | None = None
     cli_check: Callable[[View], None] | None = None
     preload: dict[str, Any] | None = field(default=None, compare=False)  # loaded before the file
+    # what the row adds to its day's `runs.stats["input_repairs"]` (replaced_characters,
+    # zoneless_timestamps, malformed_markers; tests/test_input_repairs.py)
+    repairs: dict[str, int] = field(default_factory=dict, compare=False)
 
     @property
     def expected_warehouse_reason(self) -> str:
@@ -339,22 +342,23 @@ def _timestamps() -> Iterator[Case]:
     yield Case("answered_at_minus_0800_is_next_utc_day", line(turn("ts-pst", answered_at=f"{DAY}T20:00:00-08:00")),
                "scored", turn_id="ts-pst", day=NEXT, check=resolves("S1"))
     yield Case("answered_at_without_zone_is_utc", line(turn("ts-naive", answered_at=f"{DAY}T23:59:59.999999")),
-               "scored", turn_id="ts-naive", day=DAY, check=resolves("S1"))
+               "scored", turn_id="ts-naive", day=DAY, check=resolves("S1"), repairs={"zoneless_timestamps": 1})
     yield Case("answered_at_exactly_midnight", line(turn("ts-midnight", answered_at=f"{DAY}T00:00:00+00:00")),
                "scored", turn_id="ts-midnight", day=DAY, check=resolves("S1"))
 
 
 def _unicode() -> Iterator[Case]:
     yield Case("nul_character_in_answer", line(turn("nul-answer", answer="The nightly\u0000 hotel cap [S1].")),
-               "scored", turn_id="nul-answer", check=_replacement_char)
+               "scored", turn_id="nul-answer", check=_replacement_char, repairs={"replaced_characters": 1})
     yield Case("nul_character_in_passage_and_label_source",
                line(turn("nul-passage", context=[{"label": "S1", "source": "a\u0000b", "text": "cap\u0000 220"}])),
-               "scored", turn_id="nul-passage", check=resolves("S1"))
+               "scored", turn_id="nul-passage", check=resolves("S1"), repairs={"replaced_characters": 2})
     yield Case("lone_surrogate_in_answer", line(turn("surrogate")).replace(b"hotel cap", b"hotel \\ud800cap"),
-               "scored", turn_id="surrogate", check=_replacement_char)
+               "scored", turn_id="surrogate", check=_replacement_char,
+               repairs={"replaced_characters": 3})  # "hotel cap" is in the question, answer and passage S1
     yield Case("lone_surrogate_in_attributes_key",
                line(turn("surrogate-key"))[:-1] + b', "attributes": {"\\udc00k": "\\ud83d"}}', "scored",
-               turn_id="surrogate-key", check=resolves("S1"))
+               turn_id="surrogate-key", check=resolves("S1"), repairs={"replaced_characters": 2})
     yield Case("rtl_marks_around_text_and_marker",
                line(turn("rtl", answer="\u200fThe nightly hotel cap is 220 euros\u200f [S1]\u200f.")), "scored",
                turn_id="rtl", check=resolves("S1"))
@@ -401,10 +405,14 @@ def _markers() -> Iterator[Case]:
                line(turn("html", answer='<a href="https://x.org/p?a=1&b=[2]">Policy</a> caps hotels at 220 euros '
                                         "<sup>[S1]</sup>.")), "scored", turn_id="html", check=resolves("S1"))
     yield Case("nested_brackets", line(turn("nested", answer="The cap is 220 euros [S1[S2]] and [[S3]].")), "scored",
-               turn_id="nested", check=resolves("S2", "S3"))
+               turn_id="nested", check=resolves("S2", "S3"), repairs={"malformed_markers": 1})
     yield Case("unbalanced_brackets",
                line(turn("unbalanced", answer="The cap [S1 is 220 euros. Meals S2] are 50 euros [S3.")), "scored",
-               turn_id="unbalanced", check=no_labels)  # one sentence: the segmenter keeps "[…" together
+               turn_id="unbalanced", check=no_labels,  # one sentence: the segmenter keeps "[…" together
+               repairs={"malformed_markers": 2})
+    yield Case("marker_unclosed", line(turn("unclosed", answer="The nightly hotel cap is 220 euros [S1. Meals are "
+                                                              "50 euros [S2].")), "scored", turn_id="unclosed",
+               check=labels_are([], ["S2"]), repairs={"malformed_markers": 1})
     yield Case("malformed_marker_list", line(turn("list", answer="The cap is 220 euros [S1, S3; S2].")), "scored",
                turn_id="list", check=resolves("S1", "S2", "S3"))
     yield Case("marker_after_full_stop", line(turn("after-stop", answer="The cap is 220 euros. [S1] Meals are 50.")),
