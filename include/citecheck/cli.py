@@ -483,7 +483,7 @@ def cmd_grant_bi(args: argparse.Namespace) -> int:
     if args.print:
         sys.stdout.write(grants_sql())
         return EXIT_OK
-    for statement in grant_bi(_engine(), create_role=args.create_role):
+    for statement in grant_bi(_engine(), create_role=args.create_role, with_texts=args.with_texts):
         print(statement)
     return EXIT_OK
 
@@ -657,8 +657,11 @@ def build_parser() -> argparse.ArgumentParser:
             r.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_review)
 
-    p = sub.add_parser("grant-bi", help="grant the read-only BI role SELECT on the published tables (PostgreSQL)")
+    p = sub.add_parser("grant-bi", help="grant the read-only BI role SELECT on the published tables, without "
+                       "answer, passage and LLM text unless --with-texts (PostgreSQL)")
     p.add_argument("--create-role", action="store_true", help="create the role (NOLOGIN) if it is missing")
+    p.add_argument("--with-texts", action="store_true",
+                   help="also grant the answer, passage and LLM text columns (default: metrics, verdicts and counts)")
     p.add_argument("--print", action="store_true",
                    help="print the statements for the default names (sql/grants_bi_readonly.sql)")
     p.set_defaults(func=cmd_grant_bi)

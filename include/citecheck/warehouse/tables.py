@@ -399,6 +399,12 @@ OUTPUT_TABLES = {
 STAGING_TABLES = (stage_turns, stage_judgments, stage_skipped, stage_sentence_verdicts, stage_citation_verdicts,
                   stage_daily_metrics, stage_recite_suggestions)
 SOURCE_TABLES = (source_turns, source_passages)
+# Answer, passage and LLM text in what the BI role reads: refused to it unless `grant-bi --with-texts`
+# (the report pages that show the same texts need an Airflow login).
+BI_TEXT_COLUMNS = {
+    "sentence_verdicts": ("text", "llm", "best_windows"),  # the answer sentence, the LLM's output, passage excerpts
+    "recite_suggestions": ("sentence", "quote"),  # the answer sentence, the verified passage quote
+}
 # What a dashboard (the read-only BI role) may read: published outputs and their views.
 BI_READABLE = ("daily_metrics", "daily_metrics_wide", "sentence_verdicts", "citation_verdicts", "skipped_turns", "runs",
                "recite_suggestions", "alerts", "judge_quality", "calibrated_metrics")
