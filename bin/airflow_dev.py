@@ -2,9 +2,10 @@
 restart COMPONENT | api METHOD PATH [JSON] | airflow ARGS...`.
 
 `up` starts what a production deployment runs, as separate processes on this machine: a Postgres
-metadata database (`AIRFLOW_DEV_DB_URL`, default the local server's database `airflow_dev`,
-created when missing), the api-server (UI, REST API, execution API), the scheduler, the
-dag-processor and the triggerer; with `--celery` the CeleryExecutor on the local Redis
+metadata database of its own (`AIRFLOW_DEV_DB_URL`, default the local server's database
+`airflow_dev_<hash of AIRFLOW_HOME>`: created, or reset when `up` starts a deployment where none was
+before, so no deployment sees another's runs or backfills), the api-server (UI, REST API,
+execution API), the scheduler, the dag-processor and the triggerer; with `--celery` the CeleryExecutor on the local Redis
 (`AIRFLOW_DEV_BROKER_URL`) with its result backend in the metadata database, and two workers: one
 on the queue `default`, one on the NLI queue. It also sets the pool `nli`, the connection
 `citecheck_warehouse` (type `postgres`) from `CITECHECK_WAREHOUSE_URL`, and passes
@@ -16,7 +17,10 @@ Everything lives in `AIRFLOW_HOME` (default `.airflow-dev/` in the repository): 
 0600, it holds the deployment's secrets), each process's output under `processes/`, task logs
 under `logs/`. Ports are free ones picked at `up` (never the defaults 8080/8793), so several
 deployments can share a machine; with Celery, each deployment's Redis keys carry its own prefix.
-`down` stops exactly the processes `up` started (each leads its own process group). Any `AIRFLOW__*`
+`down` first cancels the deployment's backfills that have not completed (else a later `backfill
+create` of the DAG fails with AlreadyRunningBackfill), then stops exactly the processes `up` started
+(each leads its own process group). `airflow backfill create` of a paused DAG is refused with the
+command that unpauses it: a paused DAG's backfill runs stay queued for ever, silently. Any `AIRFLOW__*`
 variable set in the caller's environment wins over the defaults chosen here.
 """
 
@@ -43,7 +47,7 @@ REPO = Path(__file__).resolve().parents[1]
 DAG_ID = "citation_metrics_daily"
 STATE_FILE = "airflow-dev.json"
 USER = "admin"
-DEFAULT_DB_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/airflow_dev"
+DEFAULT_DB_SERVER = "postgresql+psycopg://postgres@127.0.0.1:5432"
 DEFAULT_BROKER_URL = "redis://127.0.0.1:6379/0"
 # Longer than the longest execution_timeout in the DAG (escalate: 25 h, a Message Batch may take
 # 24 h): a task still running when the timeout passes would be redelivered to a second worker.
@@ -59,6 +63,13 @@ class DevError(RuntimeError):
 
 def airflow_home() -> Path:
     return Path(os.environ.get("AIRFLOW_HOME") or REPO / ".airflow-dev").resolve()
+
+
+def default_db_url(home: Path) -> str:
+    """The deployment's own metadata database: one per AIRFLOW_HOME on the local server."""
+    import hashlib
+
+    return f"{DEFAULT_DB_SERVER}/airflow_dev_{hashlib.sha256(str(home).encode()).hexdigest()[:10]}"
 
 
 def state_path(home: Path) -> Path:
@@ -312,14 +323,16 @@ def _healthy(report: Mapping[str, Any] | None, names: Sequence[str]) -> bool:
 
 # --- commands ----------------------------------------------------------------------------------
 
-def ensure_database(db_url: str) -> None:
-    """Create the metadata database on its server when it does not exist."""
+def ensure_database(db_url: str, *, reset: bool = False) -> None:
+    """Create the metadata database on its server when it does not exist (`reset`: drop it first)."""
     import sqlalchemy as sa
 
     url = sa.engine.make_url(db_url)
     admin = sa.create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
     try:
         with admin.connect() as conn:
+            if reset:
+                conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{url.database}" WITH (FORCE)')
             exists = conn.execute(sa.text("SELECT 1 FROM pg_database WHERE datname = :n"),
                                   {"n": url.database}).first()
             if not exists:
@@ -346,15 +359,16 @@ def ensure_broker(broker_url: str) -> None:
 def cmd_up(args: argparse.Namespace) -> int:
     home = airflow_home()
     home.mkdir(parents=True, exist_ok=True)
-    if state_path(home).exists():
+    fresh = not state_path(home).exists()
+    if not fresh:
         state = read_state(home)
         running = [n for n, pid in state["pids"].items() if alive(pid)]
         if running:
             raise DevError(f"a deployment is already up in {home} ({', '.join(running)}); "
                            "`bin/airflow-dev down` first")
-    db_url = os.environ.get("AIRFLOW_DEV_DB_URL") or DEFAULT_DB_URL
+    db_url = os.environ.get("AIRFLOW_DEV_DB_URL") or default_db_url(home)
     broker_url = os.environ.get("AIRFLOW_DEV_BROKER_URL") or DEFAULT_BROKER_URL
-    ensure_database(db_url)
+    ensure_database(db_url, reset=fresh and not os.environ.get("AIRFLOW_DEV_DB_URL"))
     if args.celery:
         ensure_broker(broker_url)
     ports = {name: free_port() for name in ("api-server", "log-server", "trigger-log-server")}
@@ -392,7 +406,8 @@ def cmd_up(args: argparse.Namespace) -> int:
     print(f"up in {time.monotonic() - started:.0f}s: {state['executor']}, "
           f"{', '.join(f'{n} (pid {p})' for n, p in state['pids'].items())}")
     print(f"UI and REST API: {ui_url}  (user {USER}, password in {passwords})")
-    print("the DAG starts paused: bin/airflow-dev airflow dags unpause citation_metrics_daily")
+    print(f"the DAG starts paused; unpause it before a run or a backfill (a paused DAG's backfill runs stay "
+          f"queued): bin/airflow-dev airflow dags unpause {DAG_ID}")
     return 0
 
 
@@ -457,9 +472,38 @@ def _stop_all(state: Mapping[str, Any]) -> list[str]:
     return [f"{name} (pid {pid})" for name, pid in running.items()]
 
 
+def cancel_backfills(state: Mapping[str, Any]) -> list[int]:
+    """Cancel the deployment's backfills of the DAG that have not completed; their ids."""
+    if health(state["ui_url"]) is None:
+        return []
+    api = Api(state)
+    cancelled = []
+    for backfill in (api("GET", f"/api/v2/backfills?dag_id={DAG_ID}&limit=100") or {}).get("backfills", []):
+        if backfill.get("completed_at") is None:
+            api("PUT", f"/api/v2/backfills/{backfill['id']}/cancel")
+            cancelled.append(backfill["id"])
+    return cancelled
+
+
+def refuse_a_paused_backfill(state: Mapping[str, Any], args: Sequence[str]) -> None:
+    """`airflow backfill create` of a paused DAG: a DevError saying so (its runs would stay queued)."""
+    if list(args[:2]) != ["backfill", "create"]:
+        return
+    dag_id = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("--dag-id", "-d")),
+                  next((a.split("=", 1)[1] for a in args if a.startswith("--dag-id=")), None))
+    if dag_id is None or health(state["ui_url"]) is None:
+        return
+    dag = Api(state)("GET", f"/api/v2/dags/{urllib.parse.quote(dag_id)}")
+    if dag.get("is_paused"):
+        raise DevError(f"the DAG {dag_id} is paused: a backfill's runs would stay queued for ever. Unpause it "
+                       f"first: bin/airflow-dev airflow dags unpause {dag_id}")
+
+
 def cmd_down(_args: argparse.Namespace) -> int:
     home = airflow_home()
     state = read_state(home)
+    if cancelled := cancel_backfills(state):
+        print("cancelled backfills: " + ", ".join(map(str, cancelled)))
     stopped = _stop_all(state)
     write_state(home, {**state, "pids": {}})
     print("stopped: " + (", ".join(stopped) if stopped else "nothing was running"))
@@ -501,6 +545,7 @@ def cmd_restart(args: argparse.Namespace) -> int:
 
 def cmd_airflow(args: argparse.Namespace) -> int:
     state = read_state()
+    refuse_a_paused_backfill(state, args.args)
     return subprocess.run(airflow_cmd(args.args), env={**os.environ, **state["env"]}).returncode
 
 

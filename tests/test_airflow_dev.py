@@ -106,3 +106,28 @@ def test_up_celery_fails_by_name_when_the_broker_is_unreachable(tmp_path, pg_url
 def test_commands_without_a_deployment_say_so(tmp_path, command):
     out = run_dev(tmp_path, command, *(["worker-nli"] if command == "restart" else []))
     assert out.returncode == 1 and "no deployment at" in out.stderr and "bin/airflow-dev up" in out.stderr
+
+
+def test_each_deployment_has_its_own_metadata_database(tmp_path):
+    one, two = airflow_dev.default_db_url(tmp_path / "a"), airflow_dev.default_db_url(tmp_path / "b")
+    assert one != two and one.rsplit("/", 1)[1].startswith("airflow_dev_")
+    assert airflow_dev.default_db_url(tmp_path / "a") == one
+
+
+def test_a_backfill_of_a_paused_dag_is_refused_with_the_unpause_command(monkeypatch):
+    monkeypatch.setattr(airflow_dev, "health", lambda _url: {"scheduler": {"status": "healthy"}})
+    calls = []
+
+    def api(_self, method, path, body=None):
+        calls.append((method, path))
+        return {"is_paused": True}
+
+    monkeypatch.setattr(airflow_dev.Api, "__call__", api)
+    state = {"ui_url": "http://127.0.0.1:1", "password": "x"}
+    with pytest.raises(airflow_dev.DevError, match="is paused: a backfill's runs would stay queued for ever.*"
+                                                   "airflow dags unpause citation_metrics_daily"):
+        airflow_dev.refuse_a_paused_backfill(state, ["backfill", "create", "--dag-id", "citation_metrics_daily",
+                                                     "--from-date", "2026-11-23", "--to-date", "2026-11-25"])
+    assert calls == [("GET", "/api/v2/dags/citation_metrics_daily")]
+    airflow_dev.refuse_a_paused_backfill(state, ["dags", "list"])  # other commands pass untouched
+    assert len(calls) == 1
