@@ -3,14 +3,15 @@ restart COMPONENT | api METHOD PATH [JSON] | airflow ARGS...`.
 
 `up` starts what a production deployment runs, as separate processes on this machine: a Postgres
 metadata database of its own (`AIRFLOW_DEV_DB_URL`, default the local server's database
-`airflow_dev_<hash of AIRFLOW_HOME>`: created, or reset when `up` starts a deployment where none was
-before, so no deployment sees another's runs or backfills), the api-server (UI, REST API,
-execution API), the scheduler, the dag-processor and the triggerer; with `--celery` the CeleryExecutor on the local Redis
-(`AIRFLOW_DEV_BROKER_URL`) with its result backend in the metadata database, and two workers: one
-on the queue `default`, one on the NLI queue. It also sets the pool `nli`, the connection
-`citecheck_warehouse` (type `postgres`) from `CITECHECK_WAREHOUSE_URL`, and passes
-`CITECHECK_JUDGE` / `CITECHECK_CONFIG` on. It returns once the scheduler, dag-processor and
-api-server answer and the DAG is parsed, and prints the UI address.
+`airflow_dev_<hash of AIRFLOW_HOME>`: created, or reset when `up` starts a deployment where none
+was before, so no deployment sees another's runs or backfills), the api-server (UI, REST API,
+execution API), the scheduler, the dag-processor and the triggerer; with `--celery` the
+CeleryExecutor on the local Redis (`AIRFLOW_DEV_BROKER_URL`) with its result backend in the
+metadata database, and two workers: one on the queue `default`, one on the NLI queue. It also sets
+the pool `nli`, the connection `citecheck_warehouse` (type `postgres`) from
+`CITECHECK_WAREHOUSE_URL`, and passes `CITECHECK_JUDGE` / `CITECHECK_CONFIG` on. It returns once
+the scheduler, dag-processor and api-server answer and the DAG is parsed, and prints the UI
+address.
 
 Everything lives in `AIRFLOW_HOME` (default `.airflow-dev/` in the repository): the state file
 `airflow-dev.json` (the PIDs `up` started, the ports, the environment the processes got; mode

@@ -124,8 +124,8 @@ def test_a_backfill_of_a_paused_dag_is_refused_with_the_unpause_command(monkeypa
 
     monkeypatch.setattr(airflow_dev.Api, "__call__", api)
     state = {"ui_url": "http://127.0.0.1:1", "password": "x"}
-    with pytest.raises(airflow_dev.DevError, match="is paused: a backfill's runs would stay queued for ever.*"
-                                                   "airflow dags unpause citation_metrics_daily"):
+    with pytest.raises(airflow_dev.DevError, match=r"is paused: a backfill's runs would stay queued for ever.*"
+                                                   r"airflow dags unpause citation_metrics_daily"):
         airflow_dev.refuse_a_paused_backfill(state, ["backfill", "create", "--dag-id", "citation_metrics_daily",
                                                      "--from-date", "2026-11-23", "--to-date", "2026-11-25"])
     assert calls == [("GET", "/api/v2/dags/citation_metrics_daily")]
