@@ -19,13 +19,13 @@ from citecheck.features.monitor import (
     MonitorSettings,
     Threshold,
     alert_message,
-    alerts_between,
     check_series,
     level_shift_p,
-    monitor_day,
     monitor_settings,
 )
+from citecheck.job import monitor_day
 from citecheck.warehouse import tables as T
+from citecheck.warehouse.published import alerts_between
 from helpers import orbit_settings, orbit_warehouse_turns
 
 START = dt.date(2026, 10, 1)
