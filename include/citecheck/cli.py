@@ -115,7 +115,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from citecheck.stats.calibration import calibration_report
+    from citecheck.stats.agreement import calibration_report
 
     if args.labels:
         data = json.loads(Path(args.labels).read_text(encoding="utf-8"))
@@ -254,8 +254,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from citecheck.job import ValidationFailed, run_day
     from citecheck.warehouse.published import published_config_hash
 
+    settings = _job_settings(args)  # every config section checked before the warehouse is touched
     engine = _engine()
-    settings = _job_settings(args)
     if not args.force and published_config_hash(engine, args.day) == settings.run_config_hash:
         print(f"{args.day}: already published with config {settings.run_config_hash} (use --force to rerun)")
         return EXIT_OK
@@ -279,7 +279,8 @@ def cmd_backfill(args: argparse.Namespace) -> int:
 
     days = [args.from_ + dt.timedelta(days=i) for i in range((args.to - args.from_).days + 1)]
     progress = tqdm(days, desc="backfill", unit="day", disable=not sys.stderr.isatty())
-    report = backfill(_engine(), progress, _job_settings(args), force=args.force,
+    settings = _job_settings(args)  # every config section checked before the warehouse is touched
+    report = backfill(_engine(), progress, settings, force=args.force,
                       on_failure=lambda _day, exc: sys.stderr.write(f"{exc}\n"))
     print(f"backfill {args.from_}..{args.to}: {len(report.published)} published, "
           f"{len(report.up_to_date)} already up to date, {len(report.failed_validation)} failed validation")
@@ -415,6 +416,7 @@ def cmd_ddl(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
+    from citecheck import demo
     from citecheck.features import capacity
 
     if (args.rates is None) == (args.judge is None):
@@ -423,7 +425,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     result = capacity.plan(
         args.answers,
         rates,
-        capacity.sample_traffic_profile(),
+        capacity.traffic_profile(demo.plan_traffic(), demo.sample_config()),
         sentences_per_answer=args.sentences_per_answer,
         variant=args.backend,
         window_hours=args.window_hours,

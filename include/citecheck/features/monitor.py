@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import datetime as dt
 import html
-import math
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -50,6 +49,7 @@ from typing import Any
 
 from citecheck.core.config import Config, ConfigError
 from citecheck.core.metrics import METRIC_NAMES, METRICS
+from citecheck.stats.step_tests import level_shift_p, sampling_p
 
 DEFAULT_METRICS = (
     "unknown_label_rate", "unknown_labels_per_1000_answers", "rewrite_or_block_per_1000_answers", "attachment_rate",
@@ -161,34 +161,6 @@ def monitor_settings(config: Config | Mapping[str, Any] | None) -> MonitorSettin
 
 
 # --- the rule, on one series ----------------------------------------------------------------
-
-def level_shift_p(history: Sequence[float], value: float) -> float:
-    """Two-sided p-value that `value` comes from the history's level: the Student-t prediction
-    interval of one new observation, (value - mean) / (sd * sqrt(1 + 1/n)) with n - 1 degrees of
-    freedom. A constant history gives 0 for any other value and 1 for the same value."""
-    from scipy import stats
-
-    n = len(history)
-    mean = statistics.fmean(history)
-    sd = statistics.stdev(history)
-    if sd == 0 or not math.isfinite(sd):
-        return 1.0 if math.isclose(value, mean, rel_tol=1e-12, abs_tol=1e-12) else 0.0
-    t = (value - mean) / (sd * math.sqrt(1 + 1 / n))
-    return float(2 * stats.t.sf(abs(t), n - 1))
-
-
-def sampling_p(count: float, trials: float, rate: float, *, per_unit: bool) -> float:
-    """Two-sided p-value of a day's event count under the history's pooled rate: exact binomial
-    for a rate (`count` events out of `trials`), Poisson for a count per unit (events per answer,
-    which may exceed one)."""
-    from scipy import stats
-
-    k = round(count)
-    if per_unit:
-        expected = rate * trials
-        return float(min(1.0, 2 * min(stats.poisson.cdf(k, expected), stats.poisson.sf(k - 1, expected))))
-    return float(stats.binomtest(k, max(round(trials), k), min(max(rate, 0.0), 1.0)).pvalue)
-
 
 def check_series(history: Sequence[float], row: Mapping[str, Any], threshold: Threshold,
                  settings: MonitorSettings, pooled: Mapping[str, Any] | None = None
