@@ -23,7 +23,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from bad_input.corpus import JUDGE, hot_cases, write_jsonl
+from bad_input.corpus import JUDGE, corpus, hot_cases, write_jsonl
 
 from citecheck.cli import main
 from citecheck.core.config import Config
