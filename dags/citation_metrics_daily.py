@@ -21,6 +21,9 @@ of the trigger form); backfill a range (logical dates are the days themselves):
 `airflow backfill create --dag-id citation_metrics_daily --from-date 2026-11-01 --to-date 2026-11-07`
 (add `--reprocess-behavior completed` to rerun days that already ran). A day with fewer than
 `min_turns` scored turns (default 1) fails validation: an empty day is never published.
+A backfill needs the DAG unpaused (a paused DAG's backfill runs stay queued). Two runs of one day
+never overlap: `extract` takes the day's lock in the warehouse; the second run's `extract` fails
+with the holder's run id and retries until the first run's `record_run` frees the day.
 
 Needs the pool `nli` (`airflow pools set nli 2 "NLI judging"`): without it the shards wait in
 `scheduled` forever.
@@ -42,6 +45,7 @@ DAILY_METRICS = Asset("citecheck://warehouse/daily_metrics")
 # Message Batches may take up to 24 h to end; a Celery broker's visibility timeout must be longer
 # (bin/airflow-dev, docker-compose.yml and docs/airflow.md set 26 h).
 ESCALATE_TIMEOUT = dt.timedelta(hours=25)
+LOCK_RETRY_DELAY = dt.timedelta(seconds=30)  # extract's first retry when another run holds the day
 
 
 def _connection(conn_id: str):
@@ -139,9 +143,12 @@ class AlertNotifier(SmtpNotifier):
     },
 )
 def citation_metrics_daily():
-    @task(multiple_outputs=False)
+    # Another run holding the day (`DayLocked`: one run per day at a time) fails this task with the
+    # holder's run id; it retries, backing off, until that run's record_run frees the day.
+    @task(multiple_outputs=False, retries=12, retry_delay=LOCK_RETRY_DELAY, retry_exponential_backoff=True,
+          max_retry_delay=dt.timedelta(minutes=10))
     def extract() -> dict:
-        """Opens the run; returns the day and run id every later task works on."""
+        """Takes the day and opens the run; returns the day and run id every later task works on."""
         from citecheck.job import extract
 
         return extract(_day_run())

@@ -11,6 +11,11 @@ scheduler, dag-processor, api-server and triggerer, one Celery worker on `defaul
    the staging table), the NLI worker is killed with SIGKILL, then restarted: the task is retried
    by the scheduler on the new worker.
 3. `airflow backfill create` of D1..D3 (`--reprocess-behavior completed`) reruns all three.
+   (Before unpausing, the same command is refused: a paused DAG's backfill runs would stay queued.)
+4. Two manual runs of D2 triggered together: one run per day at a time, the second one's
+   `extract` fails on the day's lock, retries, and runs after the first has finished.
+5. A backfill is created and `down` follows at once: `down` cancels it (it would block every later
+   `backfill create` of the DAG with AlreadyRunningBackfill).
 
 Then: each day's published rows equal the CLI's (D1 by the manual run and by the backfill, D3 by
 the scheduled run and by the backfill); the shards ran on the NLI worker and every other task on
@@ -195,6 +200,9 @@ def _state_or_none(home: Path) -> dict[str, Any] | None:
 def _run_scenario(s: Stack) -> None:
     d1, d3 = s.days[0].isoformat(), s.days[-1].isoformat()
     started = time.monotonic()
+    paused = subprocess.run([str(DEV), "airflow", "backfill", "create", "--dag-id", DAG_ID, "--from-date", d1,
+                             "--to-date", d1], env=s.env(), capture_output=True, text=True, timeout=120)
+    s.observed["paused_backfill"] = (paused.returncode, paused.stdout + paused.stderr)
     unpause = subprocess.Popen([str(DEV), "airflow", "dags", "unpause", DAG_ID], env=s.env(),
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     s.dev("airflow", "dags", "trigger", DAG_ID, "--run-id", "manual_d1", "--conf", json.dumps({"day": d1}))
@@ -215,6 +223,15 @@ def _run_scenario(s: Stack) -> None:
     s.observed["phase2"] = {day.isoformat(): _published(s.wh_url, day.isoformat()) for day in s.days}
     s.observed["reference"] = {day.isoformat(): _published(s.urls["ref"], day.isoformat()) for day in s.days}
     s.timings["three-day backfill"] = time.monotonic() - started
+
+    started = time.monotonic()
+    d2 = s.days[1].isoformat()
+    for run_id in ("lock_a_d2", "lock_b_d2"):
+        s.dev("airflow", "dags", "trigger", DAG_ID, "--run-id", run_id, "--conf", json.dumps({"day": d2}))
+    _wait_for_runs(s, {"manual": 3, "backfill": 3}, phase="two runs of one day")
+    s.observed["lock_runs"] = _ledger(s.wh_url, d2, ("lock_a_d2", "lock_b_d2"))
+    s.observed["lock_phase"] = _published(s.wh_url, d2)
+    s.timings["two runs of one day"] = time.monotonic() - started
     with s.meta().connect() as conn:
         s.observed["xcom"] = [dict(r) for r in conn.execute(sa.text(
             "SELECT run_id, task_id, map_index, key, value::text AS value FROM xcom WHERE dag_id = :d"),
@@ -225,9 +242,27 @@ def _run_scenario(s: Stack) -> None:
             "SELECT run_id, task_id, map_index, state, try_number, queue FROM task_instance WHERE dag_id = :d"),
             {"d": DAG_ID}).mappings()]
     s.observed["state"] = _state_or_none(s.home)
+    s.dev("airflow", "backfill", "create", "--dag-id", DAG_ID, "--from-date", d1, "--to-date", d3,
+          "--reprocess-behavior", "completed")
     started = time.monotonic()
     _down(s)
     s.timings["down"] = time.monotonic() - started
+    with s.meta().connect() as conn:
+        s.observed["backfills_after_down"] = [dict(r) for r in conn.execute(sa.text(
+            "SELECT id, completed_at FROM backfill WHERE dag_id = :d"), {"d": DAG_ID}).mappings()]
+
+
+def _ledger(url: str, day: str, prefixes: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The warehouse's `runs` rows of the day whose run id starts with one of `prefixes`."""
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            rows = [dict(r) for r in conn.execute(sa.text(
+                "SELECT run_id, status, started_at, finished_at FROM runs WHERE day = :d ORDER BY started_at"),
+                {"d": dt.date.fromisoformat(day)}).mappings()]
+    finally:
+        engine.dispose()
+    return [r for r in rows if r["run_id"].startswith(prefixes)]
 
 
 def _kill_the_nli_worker_mid_shard(s: Stack, run_id: str) -> None:
@@ -380,7 +415,7 @@ def test_every_day_publishes_the_cli_rows_whatever_kind_of_run_published_it(stac
     assert runs["scheduled"]["data_interval_start"].date().isoformat() == d3
     backfill_ids = {r["run_id"] for r in stack.observed["backfill_runs"]}
     assert len(backfill_ids) == 3
-    for day in (d1, d2, d3):  # the rows compared last are the backfill's own
+    for day in (d1, d3):  # the rows compared last are the backfill's own (D2's: the two runs of phase 4)
         assert _published_run_ids(stack.wh_url, day) <= {i.replace("+", "_") for i in backfill_ids}
 
 
@@ -469,6 +504,29 @@ def _parse_stats(log: str) -> list[tuple[int, int, float]]:
                                                                                       tokens[-1]):
             rows.append((int(tokens[-4]), int(tokens[-3]), float(tokens[-2].rstrip("s"))))
     return rows
+
+
+def test_a_backfill_of_the_paused_dag_is_refused_with_the_command_that_unpauses_it(stack):
+    code, output = stack.observed["paused_backfill"]
+    assert code != 0 and "is paused" in output and f"airflow dags unpause {DAG_ID}" in output, output
+
+
+def test_two_runs_of_one_day_never_overlap_and_the_second_waits_on_the_lock(stack):
+    first, second = stack.observed["lock_runs"]
+    assert first["status"] == second["status"] == "published", stack.observed["lock_runs"]
+    assert second["started_at"] >= first["finished_at"], "the two runs of one day overlapped"
+    tries = {t["run_id"]: t["try_number"] for t in stack.observed["task_instances"] if t["task_id"] == "extract"
+             and t["run_id"].startswith("lock_")}
+    assert sorted(tries.values())[-1] > 1, tries  # one of them retried on the lock
+    d2 = stack.days[1].isoformat()
+    assert stack.observed["lock_phase"] == stack.observed["reference"][d2]
+    assert _published_run_ids(stack.wh_url, d2) == {second["run_id"]}
+
+
+def test_down_cancels_the_backfills_the_deployment_started(stack):
+    backfills = stack.observed["backfills_after_down"]
+    assert backfills and all(b["completed_at"] is not None for b in backfills), backfills
+    assert "cancelled backfills" in stack.observed["down"]
 
 
 def test_the_dag_processor_parses_the_dag_without_errors(stack):
