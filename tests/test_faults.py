@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -30,6 +29,7 @@ from helpers.faults import (
     run_status,
     run_steps,
     staged_rows,
+    wait_for,
 )
 
 DAY = dt.date(2026, 11, 30)
@@ -120,14 +120,6 @@ def test_a_publish_retried_after_its_cleanup_changes_nothing(request, tmp_path, 
     engine.dispose()
 
 
-def _wait_for(predicate, what: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
 @pytest.mark.parametrize(("backend", "hold_after"), [
     ("postgresql", "DELETE FROM sentence_verdicts"),
     ("postgresql", "INSERT INTO daily_metrics"),
@@ -145,7 +137,7 @@ def test_sigkill_mid_publish_keeps_the_previous_version_and_the_retry_publishes(
     child = subprocess.Popen([sys.executable, str(TESTS / "helpers" / "faults.py"), url, DAY.isoformat(), new], env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        _wait_for(lambda: marker.exists() or child.poll() is not None, "the publish to reach its hold point")
+        wait_for(lambda: marker.exists() or child.poll() is not None, "the publish to reach its hold point")
         assert marker.exists(), f"the child exited with {child.returncode}: {child.stderr.read()[-2000:]}"
         held = marker.read_text().split()
         # a reader during the half-done publish still sees the old day, whole
@@ -162,11 +154,12 @@ def test_sigkill_mid_publish_keeps_the_previous_version_and_the_retry_publishes(
             with engine.connect() as conn:
                 return not conn.execute(sa.text("SELECT 1 FROM pg_stat_activity WHERE pid = :p"), {"p": pid}).first()
 
-        _wait_for(gone, "the killed publish's backend to end", timeout=15)
+        wait_for(gone, "the killed publish's backend to end", timeout=15)
     assert published_rows(engine, DAY, keep_run_id=True) == old_rows
     assert run_status(engine, new) == "validated" and run_status(engine, old) == "published"
     retry = W.make_engine(url)
     counts = job.publish(job.DayRun(retry, DAY, new, orbit_settings()))
+    job.complete_published(job.DayRun(retry, DAY, new, orbit_settings()))  # its later tasks: monitor … record_run
     retry.dispose()
     assert counts == {name: sum(v.values()) for name, v in published_run_ids(engine, DAY).items()}
     _assert_one_clean_version(engine, new)

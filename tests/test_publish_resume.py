@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,7 @@ from citecheck import warehouse as W
 from citecheck.warehouse import locks, runs
 from citecheck.warehouse import tables as T
 from helpers import orbit_settings, orbit_warehouse_turns
-from helpers.faults import DropConnection, published_run_ids, run_steps, staged_rows
+from helpers.faults import DropConnection, published_run_ids, run_steps, staged_rows, wait_for
 
 DAY = dt.date(2026, 11, 30)
 TESTS = Path(__file__).resolve().parent
@@ -100,14 +99,6 @@ def test_a_run_cut_off_after_its_publish_commit_is_completed_by_the_next_backfil
     engine.dispose()
 
 
-def _wait_for(predicate, what: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
 @pytest.mark.parametrize("backend", ["postgresql", "sqlite"])
 def test_sigkill_right_after_the_publish_commit_then_cli_run_completes_the_day(request, tmp_path, monkeypatch,
                                                                                backend, capsys):
@@ -124,7 +115,7 @@ def test_sigkill_right_after_the_publish_commit_then_cli_run_completes_the_day(r
     child = subprocess.Popen([sys.executable, str(TESTS / "helpers" / "faults.py"), url, DAY.isoformat(), new],
                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        _wait_for(lambda: marker.exists() or child.poll() is not None, "the publish to pass its commit")
+        wait_for(lambda: marker.exists() or child.poll() is not None, "the publish to pass its commit")
         assert marker.exists(), child.stderr.read()[-2000:]
     finally:
         os.kill(child.pid, signal.SIGKILL)
@@ -146,7 +137,7 @@ def test_sigkill_right_after_the_publish_commit_then_cli_run_completes_the_day(r
     monkeypatch.setenv("CITECHECK_CONFIG", str(config))
     assert job.settings_from_env().run_config_hash == orbit_settings().run_config_hash
     if backend == "postgresql":  # the killed child's backend (holding its lock row update) ends first
-        _wait_for(lambda: not _child_backends(engine), "the killed child's backend to end", timeout=15)
+        wait_for(lambda: not _child_backends(engine), "the killed child's backend to end", timeout=15)
     capsys.readouterr()
     assert main(["run", "--day", DAY.isoformat()]) == 0
     out = capsys.readouterr().out

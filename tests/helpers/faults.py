@@ -123,6 +123,17 @@ def run_steps(url: str, day: dt.date, settings: Any, run_id: str, *, fault: Drop
     return failures
 
 
+def wait_for(predicate: Callable[[], Any], what: str, timeout: float = 60.0) -> None:
+    """Poll `predicate` until it is true; a test failure naming `what` after `timeout` seconds."""
+    import pytest
+
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
 def output_tables() -> dict[str, sa.Table]:
     from citecheck.warehouse import tables as T
 
