@@ -149,3 +149,17 @@ def test_two_concurrent_cli_runs_of_one_day_one_refuses_one_waits(request, tmp_p
     assert statuses == {holder: "published", published_by_waiter: "published"}, statuses  # the refused run: no row
     assert staged_rows(engine) == 0 and _holder(engine, day) is None
     engine.dispose()
+
+
+def test_the_lock_settings_come_from_the_job_section_and_are_checked(tmp_path, monkeypatch):
+    from citecheck.core.config import ConfigError
+
+    config = tmp_path / "c.toml"
+    config.write_text("[job]\nlock_wait_s = 30\nlock_lease_s = 120\n")
+    monkeypatch.setenv("CITECHECK_CONFIG", str(config))
+    settings = job.settings_from_env()
+    assert (settings.lock_wait_s, settings.lock_lease_s) == (30.0, 120.0)
+    assert job.settings_from_env({"lock_wait_s": 5}).lock_wait_s == 5  # --lock-wait wins
+    config.write_text('[job]\nlock_wait_s = "soon"\n')
+    with pytest.raises(ConfigError, match="job.lock_wait_s must be a number of seconds"):
+        job.settings_from_env()

@@ -91,9 +91,18 @@ def settings_from_env(params: Mapping[str, Any] | None = None) -> JobSettings:
     spec = read_judge_file(judge_path) if judge_path else dict(DEFAULT_JUDGE_SPEC)
     config = load_config(params.pop("config_file", None) or os.environ.get("CITECHECK_CONFIG") or None)
     job_section = config.extra.get("job") or {}
-    values = {k: float(job_section[k]) for k in ("lock_wait_s", "lock_lease_s") if k in job_section}
+    values = {k: _seconds(f"job.{k}", job_section[k]) for k in ("lock_wait_s", "lock_lease_s") if k in job_section}
     values |= {k: v for k, v in params.items() if k in PARAMS and v is not None}
     return replace(JobSettings(judge_spec=spec, config=config, min_turns=min_turns_setting()), **values)
+
+
+def _seconds(name: str, value: Any) -> float:
+    """A `[job]` duration in seconds: a non-negative number, else a ConfigError."""
+    from citecheck.core.config import ConfigError
+
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ConfigError(f"config: {name} must be a number of seconds, at least 0 (got {value!r})")
+    return float(value)
 
 
 def build_judge(engine: Engine, settings: JobSettings, run_id: str, *, stage: str = "first",
