@@ -161,5 +161,5 @@ def test_the_lock_settings_come_from_the_job_section_and_are_checked(tmp_path, m
     assert (settings.lock_wait_s, settings.lock_lease_s) == (30.0, 120.0)
     assert job.settings_from_env({"lock_wait_s": 5}).lock_wait_s == 5  # --lock-wait wins
     config.write_text('[job]\nlock_wait_s = "soon"\n')
-    with pytest.raises(ConfigError, match="job.lock_wait_s must be a number of seconds"):
+    with pytest.raises(ConfigError, match=r"job\.lock_wait_s must be a number of seconds"):
         job.settings_from_env()
