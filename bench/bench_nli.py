@@ -60,7 +60,7 @@ from citecheck.judges.nli import (
     NLISettings,
     load_scorer,
 )
-from citecheck.judges.nli_backends import has_bf16_units
+from citecheck.judges.nli.backends import has_bf16_units
 
 NLI_LABELS = {0: "contradiction", 1: "entailment", 2: "neutral"}  # cross-encoder/nli-* order
 _WORDS = (

@@ -202,7 +202,7 @@ def rates_from_file(path: str | Path, model: str) -> Rates:
 def calibrate(judge_file: str | Path, pairs: int = 96) -> Rates:
     """Load an NLI judge file here and time its scorer on real-length pairs from the sample traffic."""
     from citecheck.judges.nli import from_spec
-    from citecheck.judges.nli_backends import calibration_pairs
+    from citecheck.judges.nli.backends import calibration_pairs
 
     spec = json.loads(Path(judge_file).read_text(encoding="utf-8"))
     if spec.get("kind") != "nli":

@@ -286,8 +286,8 @@ def quantize_openvino_int8(model: Any, staged: Path, pairs: Sequence[tuple[str, 
     """Static int8 through optimum-intel's `OVQuantizer`, calibrated on (premise, hypothesis) pairs.
 
     This is what sentence-transformers' `export_static_quantized_openvino_model` runs, with NLI
-    pairs from the bundled sample traffic as the calibration set instead of a Hub dataset of single
-    sentences (no Hub here, and a cross-encoder sees pairs).
+    pairs from the bundled sample traffic (`calibration_pairs`) as the calibration set instead of a
+    Hub dataset of single sentences (no Hub here, and a cross-encoder sees pairs).
     """
     import nncf
     from optimum.intel import OVConfig, OVQuantizationConfig, OVQuantizer
@@ -315,25 +315,13 @@ def quantize_openvino_int8(model: Any, staged: Path, pairs: Sequence[tuple[str, 
 
 
 def calibration_pairs(limit: int = CALIBRATION_PAIRS) -> list[tuple[str, str]]:
-    """(two-sentence window of a cited passage, answer sentence) pairs from the bundled sample traffic."""
-    import datetime as dt
-    from itertools import pairwise
+    """(two-sentence window of a cited passage, answer sentence) pairs from the bundled sample traffic,
+    read from the packaged `calibration_pairs.json` (written by `python -m citecheck.demo.nli_pairs`)."""
+    import json
+    from importlib.resources import files
 
-    from citecheck.core.parsing import split_sentences
-    from citecheck.core.turns import turn_from_dict
-    from citecheck.demo import generate
-
-    pairs: list[tuple[str, str]] = []
-    for raw in generate(dt.date(2026, 1, 5), 1, turns_per_day=60).turns:
-        turn = turn_from_dict(raw)
-        sentences = [s for s in split_sentences(turn.answer) if len(s.split()) > 3]
-        for passage, sentence in zip(turn.context, sentences, strict=False):
-            parts = split_sentences(passage.text)
-            windows = [f"{a} {b}" for a, b in pairwise(parts)] or parts
-            pairs.append((windows[len(pairs) % len(windows)], sentence))
-        if len(pairs) >= limit:
-            break
-    return pairs[:limit]
+    rows = json.loads(files("citecheck.judges.nli").joinpath("calibration_pairs.json").read_text(encoding="utf-8"))
+    return [(premise, hypothesis) for premise, hypothesis in rows[:limit]]
 
 
 def quantize_torch_int8(model: Any) -> None:
