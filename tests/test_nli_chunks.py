@@ -249,6 +249,19 @@ def test_the_best_chunk_lies_inside_its_passage_so_the_report_can_highlight_it(w
     assert judgment.alone == {"S1": True, "S3": False}
 
 
+def test_the_report_highlights_the_best_chunk_and_calls_it_one(wide):
+    from citecheck.report.data import evidence_for
+
+    judge = oracle_judge(wide, premise="chunks")
+    [judgment] = judge.judge([JudgeItem("t", 0, CLAIM, ("S1", "S3"), PASSAGES)])
+    row = {"labels": ["S1", "S3"], "judge_version": judgment.judge_version,
+           "best_windows": judgment.detail["best_windows"]}
+    shown = evidence_for(row, {p.label: {"text": p.text} for p in PASSAGES})
+    assert [(e.label, e.span_kind) for e in shown] == [("S1", "NLI best chunk"), ("S3", "NLI best chunk")]
+    highlighted = "".join(piece for piece, marked in shown[0].segments if marked)
+    assert " ".join(highlighted.split()) == judgment.detail["best_windows"]["S1"]
+
+
 # -- the cache never mixes modes ---------------------------------------------------------------
 
 

@@ -15,6 +15,8 @@ PREMISES = ("windows", "chunks")
 DEFAULT_CHUNK_TOKENS = 400
 """MiniCheck's chunk size (Tang et al., 2024), the claim included."""
 MIN_CHUNK_TOKENS = 16
+CHUNKS_TAG = "+chunks"
+"""What a chunk-mode judge version carries (then `chunk_tokens`): `…+chunks400`."""
 _FIELDS = frozenset(
     {
         "kind",
@@ -68,7 +70,12 @@ class NLISettings:
     def premise_tag(self) -> str:
         """'' for windows (the default), '+chunks<chunk_tokens>' for chunks: joins the judge version
         and the cache key, so scores of the two modes (or of two chunk sizes) never mix."""
-        return "" if self.premise == "windows" else f"+chunks{self.chunk_tokens}"
+        return "" if self.premise == "windows" else f"{CHUNKS_TAG}{self.chunk_tokens}"
+
+
+def is_chunk_version(judge_version: str | None) -> bool:
+    """Whether a judge version names chunk premises (its best premise per passage is a chunk)."""
+    return CHUNKS_TAG in (judge_version or "")
 
 
 def parse_spec(spec: Mapping[str, Any]) -> NLISettings:
