@@ -34,11 +34,16 @@ def test_a_measured_chunk_rate_sizes_the_chunk_day(profiles):
     rates = Rates(model="minilm", cpu={"ONNX int8": 100.0}, cpu_threads=2, source="t",
                   chunk_cpu={"ONNX int8": 20.0}, pair_tokens=40.0, chunk_pair_tokens=300.0)
     result = capacity.plan(1000, rates, profiles["chunks"], sentences_per_answer=5.0)
-    assert result["premise"] == "chunks" and result["cpu_pairs_per_second"] == 20.0
-    assert result["cpu_rate_note"] == "measured on chunk pairs"
+    # measured on 300-token chunk pairs, carried to the sample's chunk length at the same tokens/s
+    rate = 20.0 * 300.0 / profiles["chunks"].pair_tokens
+    assert result["premise"] == "chunks" and result["cpu_pairs_per_second"] == pytest.approx(rate)
+    assert result["cpu_rate_note"].startswith("measured on chunk pairs of 300 tokens")
     dedupe = result["scenarios"]["dedupe"]
     assert dedupe["pairs"] == round(1000 * 5.0 * profiles["chunks"].pairs_per_sentence("dedupe"))
-    assert dedupe["cpu_hours"][1] == pytest.approx(dedupe["pairs"] / 20.0 / 3600, rel=1e-3)
+    assert dedupe["cpu_hours"][1] == pytest.approx(dedupe["pairs"] / rate / 3600, rel=1e-3)
+    without_lengths = Rates(model="minilm", cpu={"ONNX int8": 100.0}, cpu_threads=2, source="t",
+                            chunk_cpu={"ONNX int8": 20.0})
+    assert capacity.plan(1000, without_lengths, profiles["chunks"])["cpu_pairs_per_second"] == 20.0
     windows = capacity.plan(1000, rates, profiles["windows"], sentences_per_answer=5.0)
     assert windows["premise"] == "windows" and windows["cpu_pairs_per_second"] == 100.0
 
@@ -72,6 +77,8 @@ def test_the_cli_sizes_both_modes(tmp_path):
         )
         assert run.returncode == 0, run.stderr
         out[premise] = json.loads(run.stdout)
-    assert out["chunks"]["premise"] == "chunks" and out["chunks"]["cpu_pairs_per_second"] == 25.0
+    chunk_rate = 25.0 * 280.0 / out["chunks"]["profile"]["pair_tokens"]
+    assert out["chunks"]["premise"] == "chunks"
+    assert out["chunks"]["cpu_pairs_per_second"] == pytest.approx(chunk_rate)
     assert out["windows"]["cpu_pairs_per_second"] == 120.0
     assert out["chunks"]["scenarios"]["dedupe"]["pairs"] < out["windows"]["scenarios"]["dedupe"]["pairs"]

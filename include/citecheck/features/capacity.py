@@ -17,9 +17,10 @@ The sample traffic draws on a small knowledge base, so its dedupe and cache hit 
 than a real corpus gives: the recommendation is sized on the no-cache row.
 
 `--premise windows|chunks` sizes either premise mode (SPEC §4): the profile runs the judge in that
-mode, and a chunk pair's rate is the rates file's measured `chunk_pairs_per_second` where it has
-one, else the window rate scaled by the two modes' tokens per pair on the sample traffic (printed
-as an estimate).
+mode. A chunk is as long as the passages it packs, so a chunk pair's rate is the rates file's
+measured `chunk_pairs_per_second` carried to the sample's chunk length at the measured tokens per
+second, or, without one, the window rate scaled by the two modes' tokens per pair on the sample
+traffic (printed as an estimate).
 """
 
 from __future__ import annotations
@@ -302,6 +303,7 @@ def plan(
             "sample_sentences": profile.sentences,
             "pairs_per_sentence": {s: profile.pairs_per_sentence(s) for s in scenarios},
             "second_day_cache_hit_rate": profile.second_day_cache_hit_rate,
+            "pair_tokens": profile.pair_tokens,
         },
         "scenarios": scenarios,
         "window_hours": window_hours,
@@ -316,7 +318,17 @@ def _chunk_rate(
 ) -> tuple[float, str, float | None, float | None]:
     """(pairs/s of chunk pairs, where it comes from, tokens per chunk pair, measured GPU rate or None)."""
     if rates.chunk_cpu and chosen in rates.chunk_cpu:
-        return rates.chunk_cpu[chosen], "measured on chunk pairs", rates.chunk_pair_tokens, None
+        rate = rates.chunk_cpu[chosen]
+        if not rates.chunk_pair_tokens or not profile.pair_tokens:
+            return rate, "measured on chunk pairs", rates.chunk_pair_tokens, None
+        # A chunk is as long as the passages it packs: the rate is carried to the sample's chunk
+        # length at the measured tokens per second.
+        scale = rates.chunk_pair_tokens / profile.pair_tokens
+        note = (
+            f"measured on chunk pairs of {rates.chunk_pair_tokens:.0f} tokens ({rate:.2f} pairs/s), carried to "
+            f"the sample's {profile.pair_tokens:.0f}-token chunk pairs at the same tokens/s"
+        )
+        return rate * scale, note, profile.pair_tokens, None
     if window_profile is None or not window_profile.pair_tokens or not profile.pair_tokens:
         raise PlanError(
             f"plan: the rates have no chunk rate for {chosen!r} and no windows profile to scale one from; "
