@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from citecheck import demo
 from citecheck.features import capacity
 from citecheck.features.capacity import PlanError, Rates, TrafficProfile
 
@@ -18,7 +19,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def profiles() -> dict[str, TrafficProfile]:
-    return {p: capacity.sample_traffic_profile(turns_per_day=80, premise=p) for p in ("windows", "chunks")}
+    traffic, config = demo.plan_traffic(turns_per_day=80), demo.sample_config()
+    return {p: capacity.traffic_profile(traffic, config, premise=p) for p in ("windows", "chunks")}
 
 
 def test_chunks_ask_for_fewer_and_longer_pairs_on_the_same_traffic(profiles):

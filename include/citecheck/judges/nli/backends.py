@@ -286,13 +286,13 @@ def quantize_openvino_int8(model: Any, staged: Path, pairs: Sequence[tuple[str, 
     """Static int8 through optimum-intel's `OVQuantizer`, calibrated on (premise, hypothesis) pairs.
 
     This is what sentence-transformers' `export_static_quantized_openvino_model` runs, with NLI
-    pairs from the bundled sample traffic (`calibration_pairs`) as the calibration set instead of a
+    pairs from the bundled sample traffic (`sample_pairs`) as the calibration set instead of a
     Hub dataset of single sentences (no Hub here, and a cross-encoder sees pairs).
     """
     import nncf
     from optimum.intel import OVConfig, OVQuantizationConfig, OVQuantizer
 
-    pairs = list(pairs) if pairs is not None else calibration_pairs()
+    pairs = list(pairs) if pairs is not None else sample_pairs()
     tokenizer = model.tokenizer
     inputs = set(model.model.input_names)  # e.g. no token_type_ids for DeBERTa-v3 (type_vocab_size 0)
     samples = []
@@ -314,13 +314,13 @@ def quantize_openvino_int8(model: Any, staged: Path, pairs: Sequence[tuple[str, 
     shutil.rmtree(out, ignore_errors=True)
 
 
-def calibration_pairs(limit: int = CALIBRATION_PAIRS) -> list[tuple[str, str]]:
-    """(two-sentence window of a cited passage, answer sentence) pairs from the bundled sample traffic,
-    read from the packaged `calibration_pairs.json` (written by `python -m citecheck.demo.nli_pairs`)."""
+def sample_pairs(limit: int = CALIBRATION_PAIRS) -> list[tuple[str, str]]:
+    """Up to `limit` (two-sentence window of a cited passage, answer sentence) pairs of real length
+    from the bundled sample traffic (`data/nli_pairs.json`, written by `citecheck.demo.nli_pairs`)."""
     import json
     from importlib.resources import files
 
-    rows = json.loads(files("citecheck.judges.nli").joinpath("calibration_pairs.json").read_text(encoding="utf-8"))
+    rows = json.loads(files("citecheck.judges").joinpath("data/nli_pairs.json").read_text(encoding="utf-8"))
     return [(premise, hypothesis) for premise, hypothesis in rows[:limit]]
 
 
