@@ -15,6 +15,7 @@ import pytest
 from citecheck.core.model import JudgeItem, Passage
 from citecheck.judges import JudgeSpecError, judge_from_spec
 from citecheck.judges.nli import ModelLoadError, from_spec
+from helpers import write_turns_file
 from helpers.tiny_models import save_tiny_nli
 
 REPO = Path(__file__).resolve().parents[1]
@@ -108,18 +109,7 @@ def test_an_nli_model_may_name_its_entailment_label_too(tmp_path):
 
 
 def test_the_cli_exits_2_before_any_work_without_support_label(two_label, tmp_path):
-    turn = {
-        "turn_id": "cli-1",
-        "conversation_id": "c1",
-        "turn_index": 0,
-        "answered_at": "2026-11-23T10:00:00+00:00",
-        "question": "How do expenses work?",
-        "answer": "Meals are paid by card. [S2]",
-        "answer_format": "markers",
-        "context": [{"label": p.label, "source": "policy", "text": p.text} for p in PASSAGES],
-    }
-    turns = tmp_path / "turns.jsonl"
-    turns.write_text(json.dumps(turn) + "\n", encoding="utf-8")
+    turns = write_turns_file(tmp_path / "turns.jsonl", "cli-1", "Meals are paid by card. [S2]", PASSAGES)
     judge_file = tmp_path / "judge.json"
     judge_file.write_text(json.dumps({"kind": "nli", "model": str(two_label), "premise": "chunks"}))
     out = tmp_path / "out.json"
