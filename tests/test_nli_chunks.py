@@ -99,6 +99,7 @@ def test_a_passage_is_packed_in_order_within_the_token_budget(backend_model):
         next_sentence = sentences_of(following)[0]
         assert judge.scorer.token_lengths([f"{chunk} {next_sentence}"])[0] > room
     assert judge.stats()["splits"] == 0
+    assert judge.version.endswith(("" if backend == "torch" else "+onnx") + "+chunks40")
 
 
 def test_chunks_never_pass_the_models_max_length(tiny):

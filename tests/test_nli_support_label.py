@@ -79,6 +79,10 @@ def test_support_label_by_name_and_by_index_judge_alike(backend_model, two_label
     assert judgment.detail["passage_scores"]["S1"] == pytest.approx(expected, abs=1e-3)
 
 
+def test_an_index_written_as_a_string_names_that_label(two_label):
+    assert make(two_label, support_label="1").scorer.entail_index == 1
+
+
 def test_support_label_other_than_the_last_reads_that_probability(two_label):
     zero = make(two_label, support_label="label_0")  # a case-insensitive name
     one = make(two_label, support_label=1)

@@ -57,6 +57,8 @@ def _named_label(labels: Mapping[int, str], support_label: str | int) -> int:
     exact = [i for i, name in labels.items() if name == support_label]
     folded = [i for i, name in labels.items() if name.casefold() == support_label.casefold()]
     found = exact or folded
+    if not found and support_label.strip().isdigit() and int(support_label) in labels:
+        return int(support_label)  # an index written as a string
     if len(found) != 1:
         raise ModelLoadError(
             f"nli judge: 'support_label' {support_label!r} names {'no' if not found else 'more than one'} "
