@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from citecheck.config import Config
+from citecheck.formats import POINTER_PROBLEM_KINDS
 from citecheck.intervals import ClusterTotals, Interval, harmonic_mean_gradient, mean_variance, proportion_intervals
 from citecheck.model import StructuredTurn
 from citecheck.ratio import Ratio
@@ -46,6 +47,10 @@ METRICS: dict[str, tuple[str, str, float]] = {
     "marker_after_stop_share": ("markers_after_stop", "markers", 1.0),
     "cited_char_share": ("native_cited_chars", "native_answer_chars", 1.0),
     "non_claim_citation_share": ("citations_on_non_claims", "citations", 1.0),
+    "pointer_problem_rate": ("pointer_problem_citations", "citations", 1.0),
+    **{f"pointer_problem_rate_{kind}": (f"pointer_problem_citations_{kind}", "citations", 1.0)
+       for kind in POINTER_PROBLEM_KINDS},
+    "unverified_citation_share": ("unverified_citations", "citations", 1.0),
     "citation_recall": ("supported", "judged_sentences", 1.0),
     "citation_precision": ("credited_citations", "judged_citations", 1.0),
     "support_rate_of_cited": ("supported", "judged_attached", 1.0),
@@ -57,6 +62,7 @@ METRICS: dict[str, tuple[str, str, float]] = {
     "partial_rate": ("partial", "judged_sentences", 1.0),
     "contradicted_rate": ("contradicted", "judged_sentences", 1.0),
     "unjudged_rate": ("unjudged_sentences", "selected_sentences", 1.0),
+    "no_source_text_rate": ("no_source_text_sentences", "selected_sentences", 1.0),
     "first_stage_agreement": ("first_stage_agree", "agreement_sample", 1.0),
     "first_stage_false_pass_rate": ("first_stage_false_pass", "agreement_sample_llm_unsupported", 1.0),
     "first_stage_false_fail_rate": ("first_stage_false_fail", "agreement_sample_llm_supported", 1.0),
@@ -69,8 +75,12 @@ COUNT_KEYS = (
     "judged_citations", "credited_citations", "supported", "miscited", "uncited_supported", "unsupported",
     "partial", "contradicted", "faithful", "agreement_sample", "first_stage_agree",
     "agreement_sample_llm_supported", "agreement_sample_llm_unsupported", "first_stage_false_pass",
-    "first_stage_false_fail", "answers_rewrite_or_block",
+    "first_stage_false_fail", "answers_rewrite_or_block", "pointer_problem_citations",
+    *(f"pointer_problem_citations_{kind}" for kind in POINTER_PROBLEM_KINDS), "unverified_citations",
+    "no_source_text_sentences",
 )
+# An unjudged sentence whose cited sources were all logged without text (SPEC §3.4).
+NO_SOURCE_TEXT = "no_source_text"
 DERIVED = ("citation_f1",)
 METRIC_NAMES = (*METRICS, *DERIVED)
 RATE_METRICS = tuple(m for m, (_, _, scale) in METRICS.items() if scale == 1.0) + DERIVED
@@ -135,10 +145,13 @@ def _counts(scored: ScoredTurn, verdicts: Sequence[SentenceVerdict], *, whole: b
     citations = unknown_labels = 0
     if whole:
         problems = st.turn.pointer_problems
-        orphan = sum(1 for p in problems if p.document_index < 0)
-        citations = unknown_labels = orphan
+        orphans = [p for p in problems if not p.placed]
+        citations = unknown_labels = len(orphans)
         c["pointer_problems"] = len(problems)
-        if st.turn.answer_format == "anthropic_blocks":
+        for p in orphans:
+            c["pointer_problem_citations"] += 1
+            c[f"pointer_problem_citations_{p.kind}"] += 1
+        if st.turn.answer_format != "markers":
             c["native_answer_chars"] = len(st.turn.answer)
             c["native_cited_chars"] = _covered(st.turn)
     stale = markers = after_stop = repeated = on_non_claims = 0
@@ -157,6 +170,12 @@ def _counts(scored: ScoredTurn, verdicts: Sequence[SentenceVerdict], *, whole: b
         markers += s.markers
         after_stop += s.markers_after_stop
         repeated += bool(s.duplicate_labels)
+        if s.pointer_problems:
+            for _, kind in s.pointer_problems:
+                c["pointer_problem_citations"] += 1
+                c[f"pointer_problem_citations_{kind}"] += 1
+        if s.unverified:
+            c["unverified_citations"] += len(s.unverified)
         if not s.check_worthy:
             on_non_claims += n_labels
             continue
@@ -170,6 +189,8 @@ def _counts(scored: ScoredTurn, verdicts: Sequence[SentenceVerdict], *, whole: b
         selected_n += 1
         if v.verdict == UNJUDGED:
             unjudged_n += 1
+            if v.judgment is not None and v.judgment.unjudged_reason == NO_SOURCE_TEXT:
+                c["no_source_text_sentences"] += 1
             continue
         judged += 1
         judged_attached += is_attached
@@ -228,7 +249,7 @@ def _agreement_counts(c: Counter[str], v: SentenceVerdict) -> None:
 
 
 def _covered(turn: Any) -> int:
-    """Answer characters inside a validly cited native block."""
+    """Answer characters inside a valid native citation's answer span (positions cover none)."""
     covered = 0
     last_end = 0
     for c in sorted((c for c in turn.native_citations if c.valid), key=lambda c: (c.start, c.end)):
@@ -412,7 +433,7 @@ class MetricAccumulator:
         self._acc("answer_length", length_bucket(len(verdicts), self.config.length_buckets)).add(counts, macro, row)
         turn = scored.structured.turn
         # a sentence slice holding every sentence has the answer's own counts (no answer-level extras)
-        plain = not turn.pointer_problems and turn.answer_format != "anthropic_blocks"
+        plain = not turn.pointer_problems and turn.answer_format == "markers"
         for name, test in self._sentence_slices():
             flags = [test(v) for v in verdicts]
             for value, wanted in (("yes", True), ("no", False)):
