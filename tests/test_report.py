@@ -13,11 +13,11 @@ import sqlalchemy as sa
 
 from citecheck import job
 from citecheck import warehouse as W
+from citecheck.core.text import find_span
 from citecheck.report import ReportError, build_report, format_value, publish_report
 from citecheck.report.charts import vega_runtime
 from citecheck.report.data import Evidence, FlaggedSentence, ReportData, evidence_for, highlight
 from citecheck.report.render import CONTENT_SECURITY_POLICY, render
-from citecheck.text import find_span
 from citecheck.warehouse import report_reads as R
 from citecheck.warehouse import tables as T
 from citecheck.warehouse.reports import report_html, report_index, store_report
@@ -166,8 +166,8 @@ def test_the_report_of_a_published_day_matches_the_warehouse(published):
 
 
 def test_the_days_alerts_and_suggestions_are_shown(published):
-    from citecheck.monitor import alerts_between
-    from citecheck.suggestions import suggestions_for
+    from citecheck.features.monitor import alerts_between
+    from citecheck.features.suggestions import suggestions_for
     from citecheck.warehouse.alerts import replace_alerts
 
     day = DAYS[-1]
@@ -316,7 +316,7 @@ def test_nli_best_windows_are_published_and_highlighted(tmp_path):
 
 
 def test_the_trend_window_comes_from_the_config():
-    from citecheck.config import ConfigError, config_from_mapping
+    from citecheck.core.config import ConfigError, config_from_mapping
     from citecheck.report import DEFAULT_TREND_DAYS, configured_trend_days
 
     assert configured_trend_days(config_from_mapping({})) == DEFAULT_TREND_DAYS == 28

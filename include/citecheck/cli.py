@@ -26,7 +26,7 @@ def _read_turns(path: str, max_answer_chars: int) -> tuple[list[Any], list[Any]]
     A turn id on several lines: the last line wins, as a reload does in the warehouse; each
     earlier line is skipped as replaced, so lines read = scored + skipped still holds.
     """
-    from citecheck.turns import Skipped, read_jsonl
+    from citecheck.core.turns import Skipped, read_jsonl
 
     items = list(read_jsonl(path, max_answer_chars))
     last = {item.turn_id: number for number, item in items if item.turn_id is not None}
@@ -53,7 +53,7 @@ def _summary(payload: dict[str, Any]) -> Iterator[str]:
     run = payload["run"]
     yield (f"turns read {run['turns_read']}, scored {run['turns_scored']}, skipped {run['turns_skipped']}"
            f" · judge {run['judge']} {run['judge_version'] or ''} · config {run['config_hash']}")
-    from citecheck.metrics import HEADLINE_METRICS
+    from citecheck.core.metrics import HEADLINE_METRICS
 
     yield f"{'metric':<26}{'micro':>10}{'macro':>10}  micro 95% interval"
     for name in HEADLINE_METRICS:
@@ -65,15 +65,28 @@ def _summary(payload: dict[str, Any]) -> Iterator[str]:
         yield f"skipped line {skip['line']} ({skip['turn_id']}): {skip['reason']}"
 
 
+def _open_cache(path: str | None) -> Any:
+    """The `--cache` SQLite file (or database URL) as a judgment cache, or None."""
+    if path is None:
+        return None
+    from citecheck.judges.base import JudgeSpecError
+    from citecheck.warehouse.judgment_cache import open_cache
+
+    try:
+        return open_cache(path)
+    except Exception as exc:  # a bad URL or unwritable file is a configuration error
+        raise JudgeSpecError(f"nli judge: cannot open the judgment cache {path!r}: {exc}") from exc
+
+
 def cmd_score(args: argparse.Namespace, *, judged: bool = True) -> int:
-    from citecheck.config import load_config
+    from citecheck.core.config import load_config
+    from citecheck.core.pipeline import score
     from citecheck.judges import load_judge
-    from citecheck.pipeline import score
 
     config = load_config(args.config)
     judge = None
     if judged:
-        options = {"cache_path": getattr(args, "cache", None), "run_id": getattr(args, "run_id", None)}
+        options = {"cache": _open_cache(getattr(args, "cache", None)), "run_id": getattr(args, "run_id", None)}
         judge = load_judge(args.judge, **{k: v for k, v in options.items() if v is not None})
     turns, skipped = _read_turns(args.turns, config.max_answer_chars)
     report = score(turns, judge, config, skipped)
@@ -87,7 +100,7 @@ def cmd_score(args: argparse.Namespace, *, judged: bool = True) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from citecheck.compare import CompareError, compare_files, format_comparison
+    from citecheck.features.compare import CompareError, compare_files, format_comparison
 
     try:
         result = compare_files(args.base, args.candidate, args.key)
@@ -102,7 +115,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from citecheck.calibration import calibration_report
+    from citecheck.stats.calibration import calibration_report
 
     if args.labels:
         data = json.loads(Path(args.labels).read_text(encoding="utf-8"))
@@ -201,7 +214,7 @@ def cmd_load_turns(args: argparse.Namespace) -> int:
     """Load a JSONL file; report lines that cannot be stored (`malformed`), lines superseded by a
     later line with the same turn id (`duplicates`) and turns that replaced an earlier load
     (`replaced`). Lines read = loaded + malformed + duplicates."""
-    from citecheck.turns import Skipped, decode_line
+    from citecheck.core.turns import Skipped, decode_line
     from citecheck.warehouse import load_source_rows, source_rows
 
     engine = _engine()
@@ -310,7 +323,7 @@ def _positive(text: str) -> int:
 
 
 def cmd_alerts(args: argparse.Namespace) -> int:
-    from citecheck.monitor import alerts_between, slice_label
+    from citecheck.features.monitor import alerts_between, slice_label
 
     alerts = alerts_between(_engine(), args.from_, args.to)
     if args.json:
@@ -327,7 +340,7 @@ def cmd_alerts(args: argparse.Namespace) -> int:
 def cmd_suggestions(args: argparse.Namespace) -> int:
     import csv
 
-    from citecheck.suggestions import suggestions_for
+    from citecheck.features.suggestions import suggestions_for
     from citecheck.warehouse.publish import SUGGESTION_COLUMNS
 
     rows = suggestions_for(_engine(), args.day)
@@ -394,7 +407,7 @@ def cmd_ddl(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from citecheck import capacity
+    from citecheck.features import capacity
 
     if (args.rates is None) == (args.judge is None):
         raise capacity.PlanError("plan: give exactly one of --rates FILE (from bench/bench_nli.py) or --judge FILE")
@@ -566,9 +579,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from citecheck.config import ConfigError
+    from citecheck.core.config import ConfigError
     from citecheck.judges import JudgeSpecError
-    from citecheck.naming import InvalidName
+    from citecheck.warehouse.naming import InvalidName
 
     args = build_parser().parse_args(argv)
     try:

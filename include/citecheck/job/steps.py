@@ -5,7 +5,7 @@ extract → structural (100% of turns) → judge_shard (the selected share, per 
 reads what the previous one staged in the warehouse and returns only small counts (what XCom
 carries). Every step is idempotent: it first deletes what an earlier attempt of the same run
 staged. The logic is here; every read and write goes through `citecheck.warehouse`; the scoring
-itself is `citecheck.pipeline`'s, the same functions the CLI's `score` runs.
+itself is `citecheck.core.pipeline`'s, the same functions the CLI's `score` runs.
 """
 
 from __future__ import annotations
@@ -19,19 +19,19 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from citecheck import pipeline
+from citecheck.core import pipeline
+from citecheck.core.metrics import MetricAccumulator, full_counts
+from citecheck.core.structural import ConversationHistory
+from citecheck.core.turns import turns_from_dicts
+from citecheck.core.verdicts import SentenceVerdict, evidence_windows
+from citecheck.features.suggestions import build_suggestions
 from citecheck.job.settings import JobSettings, build_judge
-from citecheck.metrics import MetricAccumulator, full_counts
-from citecheck.sampling import sample_fraction
-from citecheck.serialize import jsonable
-from citecheck.structural import ConversationHistory
-from citecheck.suggestions import build_suggestions
-from citecheck.turns import turns_from_dicts
-from citecheck.validation import validate_day
-from citecheck.verdicts import SentenceVerdict, evidence_windows
+from citecheck.job.validation import validate_day
+from citecheck.stats.sampling import sample_fraction
 from citecheck.warehouse import publish as published
 from citecheck.warehouse import runs, source, staging
 from citecheck.warehouse import tables as T
+from citecheck.warehouse.serialize import jsonable
 
 CHUNK = 500
 STRUCTURAL_CHUNK = 2000  # turns per extract chunk, prior-label query and staging transaction
@@ -267,9 +267,9 @@ def publish(run: DayRun) -> dict[str, int]:
 
 
 def monitor(run: DayRun) -> dict[str, Any]:
-    """After publish: the day's step-change alerts against its history (`citecheck.monitor`);
+    """After publish: the day's step-change alerts against its history (`citecheck.features.monitor`);
     the counts, and why no alert when the history is too short."""
-    from citecheck.monitor import monitor_day
+    from citecheck.features.monitor import monitor_day
 
     return monitor_day(run.engine, run.day, run.run_id, run.settings)
 

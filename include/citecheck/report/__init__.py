@@ -8,7 +8,7 @@ from pathlib import Path
 
 from sqlalchemy.engine import Engine
 
-from citecheck.config import Config, ConfigError
+from citecheck.core.config import Config, ConfigError
 from citecheck.report.data import ReportError, format_value, gather
 
 __all__ = [

@@ -11,8 +11,8 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from citecheck.metrics import METRICS
-from citecheck.text import find_span
+from citecheck.core.metrics import METRICS
+from citecheck.core.text import find_span
 from citecheck.warehouse import report_reads as R
 from citecheck.warehouse import tables as T
 
@@ -68,8 +68,8 @@ class ReportData:
 
 def gather(engine: Engine, day: dt.date, trend_days: int = 28, *, flagged_limit: int = 30) -> ReportData:
     """Everything the report of `day` shows; ReportError when nothing is published for the day."""
-    from citecheck.monitor import alerts_between
-    from citecheck.suggestions import suggestions_for
+    from citecheck.features.monitor import alerts_between
+    from citecheck.features.suggestions import suggestions_for
 
     if trend_days < 1:
         raise ReportError(f"--days must be at least 1 (got {trend_days})")

@@ -1,6 +1,6 @@
 """Warehouse reads behind the daily report: metric history and slices, the published run, the
 flagged sentences with their passages, and the judge quality of the latest human review. Alerts
-and re-cite suggestions come from `citecheck.monitor` and `citecheck.suggestions`.
+and re-cite suggestions come from `citecheck.features.monitor` and `citecheck.features.suggestions`.
 
 Interval columns (`ci_low`, `ci_high`) are read when `daily_metrics` has them, so the report shows
 intervals as soon as the warehouse stores them.

@@ -14,8 +14,8 @@ from zoneinfo import ZoneInfo
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from citecheck.formats import NATIVE_FIELDS
-from citecheck.turns import (
+from citecheck.core.formats import NATIVE_FIELDS
+from citecheck.core.turns import (
     MAX_ID_CHARS,
     MAX_LABEL_CHARS,
     clean_text,

@@ -2,7 +2,7 @@
 
 A bad turn never sinks a day: `turn_from_dict` raises `TurnError` with a reason, and callers
 record the turn as skipped. Every answer format (markers and the provider-native ones) is read by
-`citecheck.formats.normalise`, which checks each native citation pointer (§3.4).
+`citecheck.core.formats.normalise`, which checks each native citation pointer (§3.4).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from citecheck.formats import ANSWER_FORMATS, normalise
-from citecheck.formats.common import MAX_ID_CHARS, MAX_LABEL_CHARS, TurnError, clean_text
-from citecheck.model import Turn
+from citecheck.core.formats import ANSWER_FORMATS, normalise
+from citecheck.core.formats.common import MAX_ID_CHARS, MAX_LABEL_CHARS, TurnError, clean_text
+from citecheck.core.model import Turn
 
 MAX_ATTRIBUTE_KEY_CHARS = 190  # a slice is named "attribute:<key>" in a 200-character column
 MAX_ATTRIBUTE_VALUE_CHARS = 400  # the width of daily_metrics.slice_value

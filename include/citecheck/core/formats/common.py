@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from citecheck.model import CitationSpan, Passage, PointerProblem
+from citecheck.core.model import CitationSpan, Passage, PointerProblem
 
 MAX_ID_CHARS = 200  # turn ids, conversation ids and labels: the width of the warehouse's id columns
 MAX_LABEL_CHARS = MAX_ID_CHARS

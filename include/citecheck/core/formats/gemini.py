@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from citecheck.formats.common import (
+from citecheck.core.formats.common import (
     ANSWER_TEXT_MISMATCH,
     INDEX_OUT_OF_RANGE,
     MALFORMED,
@@ -29,7 +29,7 @@ from citecheck.formats.common import (
     optional_list,
     text_or_none,
 )
-from citecheck.model import Passage
+from citecheck.core.model import Passage
 
 
 def _candidate(response: Any) -> Mapping[str, Any]:

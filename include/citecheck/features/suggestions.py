@@ -24,8 +24,8 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from citecheck.model import Passage
-from citecheck.verdicts import MISCITED, UNCITED_SUPPORTED, SentenceVerdict
+from citecheck.core.model import Passage
+from citecheck.core.verdicts import MISCITED, UNCITED_SUPPORTED, SentenceVerdict
 from citecheck.warehouse import publish
 
 KINDS = {MISCITED: "miscited", UNCITED_SUPPORTED: "uncited"}

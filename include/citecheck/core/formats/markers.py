@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from citecheck.formats.common import MAX_LABEL_CHARS, Normalised, TurnError, clean_text
-from citecheck.model import Passage
+from citecheck.core.formats.common import MAX_LABEL_CHARS, Normalised, TurnError, clean_text
+from citecheck.core.model import Passage
 
 
 def _as_text(value: Any) -> str:

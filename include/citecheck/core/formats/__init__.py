@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from citecheck.formats import anthropic, cohere, gemini, markers, openai
-from citecheck.formats.common import POINTER_PROBLEM_KINDS, Normalised, TurnError, clean_text
+from citecheck.core.formats import anthropic, cohere, gemini, markers, openai
+from citecheck.core.formats.common import POINTER_PROBLEM_KINDS, Normalised, TurnError, clean_text
 
 ANSWER_FORMATS = ("markers", "anthropic_blocks", "openai_responses", "openai_chat", "cohere_v2", "gemini")
 # the fields that hold a native turn's answer and sources (the source table's JSON columns)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from citecheck.formats.common import (
+from citecheck.core.formats.common import (
     CITED_TEXT_MISMATCH,
     INDEX_OUT_OF_RANGE,
     MALFORMED,
@@ -32,7 +32,7 @@ from citecheck.formats.common import (
     squash,
     text_or_none,
 )
-from citecheck.model import Passage
+from citecheck.core.model import Passage
 
 
 class _Source:

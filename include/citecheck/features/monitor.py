@@ -50,8 +50,8 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from citecheck.config import Config, ConfigError
-from citecheck.metrics import METRIC_NAMES, METRICS
+from citecheck.core.config import Config, ConfigError
+from citecheck.core.metrics import METRIC_NAMES, METRICS
 from citecheck.warehouse import alerts as store
 from citecheck.warehouse import runs
 

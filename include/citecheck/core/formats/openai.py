@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from citecheck.formats.common import (
+from citecheck.core.formats.common import (
     MALFORMED,
     OFFSETS_OUT_OF_RANGE,
     UNKNOWN_SOURCE,
@@ -29,7 +29,7 @@ from citecheck.formats.common import (
     optional_list,
     text_or_none,
 )
-from citecheck.model import CitationSpan, Passage
+from citecheck.core.model import CitationSpan, Passage
 
 PART_SEPARATOR = "\n\n"
 _LINK = re.compile(r"\s*\(?\[[^\]\n]*\]\((?P<url>[^)\s]+)\)\)?\s*$")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from citecheck.formats.common import (
+from citecheck.core.formats.common import (
     ANSWER_TEXT_MISMATCH,
     MALFORMED,
     OFFSETS_OUT_OF_RANGE,
@@ -26,7 +26,7 @@ from citecheck.formats.common import (
     optional_list,
     text_or_none,
 )
-from citecheck.model import Passage
+from citecheck.core.model import Passage
 
 
 def _documents(data: Mapping[str, Any]) -> tuple[Passage, ...]:

@@ -47,7 +47,7 @@ class CitationSpan:
 class PointerProblem:
     """A native citation whose pointer does not match the logged sources (SPEC §3.4).
 
-    `kind` is one of `citecheck.formats.POINTER_PROBLEM_KINDS`; `label` the label it points at
+    `kind` is one of `citecheck.core.formats.POINTER_PROBLEM_KINDS`; `label` the label it points at
     where one is known. `placed`: it has an answer span, so its sentence carries the label as an
     unknown one; an unplaced problem counts as one citation with an unknown label for the turn.
     `document_index` is the source index the citation named (-1: none).
