@@ -92,7 +92,7 @@ def _check(citation: Any, answer: str, starts: list[int], by_id: Mapping[str | N
     start, end = citation.get("start"), citation.get("end")
     base = 0
     content_index = citation.get("content_index")
-    if is_int(content_index) and len(starts) > 1:
+    if is_int(content_index):
         if not 0 <= content_index < len(starts):
             for ref in ids:
                 found.bad(PART_OUT_OF_RANGE, f"content_index {content_index} names no content item",
@@ -103,7 +103,7 @@ def _check(citation: Any, answer: str, starts: list[int], by_id: Mapping[str | N
         for ref in ids:
             found.bad(MALFORMED, "citation start/end missing or not integers", label=by_id.get(ref, ref))
         return
-    if not 0 <= base + start <= base + end <= len(answer) or start < 0:
+    if not 0 <= start <= end or not base + end <= len(answer):
         for ref in ids:
             found.bad(OFFSETS_OUT_OF_RANGE, f"citation offsets {start}-{end} are outside the answer "
                       f"({len(answer)} characters)", label=by_id.get(ref, ref))

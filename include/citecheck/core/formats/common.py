@@ -94,8 +94,9 @@ class Citations:
 
     def ok(self, start: int, end: int, label: str, *, point: bool = False, unverified: Sequence[str] = (),
            confidence: float | None = None) -> None:
-        self.spans.append(CitationSpan(start, end, label, True, point=point, unverified=tuple(unverified),
-                                       confidence=confidence))
+        # an empty answer span cites the position where it stands (else no sentence would own it)
+        self.spans.append(CitationSpan(start, end, label, True, point=point or start == end,
+                                       unverified=tuple(unverified), confidence=confidence))
 
     def bad(self, kind: str, reason: str, *, label: str | None = None, span: tuple[int, int] | None = None,
             point: bool = False, index: int = -1, cited_title: str | None = None,
@@ -105,7 +106,8 @@ class Citations:
         self.problems.append(PointerProblem(index, reason, cited_title, recorded_title, kind=kind, label=label,
                                             placed=placed))
         if placed:
-            self.spans.append(CitationSpan(span[0], span[1], label, False, point=point, problem=kind))
+            self.spans.append(CitationSpan(span[0], span[1], label, False, point=point or span[0] == span[1],
+                                           problem=kind))
 
 
 def blocks_text(blocks: Sequence[str]) -> str:

@@ -54,7 +54,8 @@ def _logged_texts(data: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _chunks(metadata: Mapping[str, Any], logged: Mapping[str, str]) -> tuple[Passage, ...]:
-    chunks = get(metadata, "groundingChunks", "grounding_chunks") or []
+    chunks = get(metadata, "groundingChunks", "grounding_chunks")
+    chunks = [] if chunks is None else chunks
     if not isinstance(chunks, list):
         raise TurnError("groundingMetadata.groundingChunks is not a list")
     out = []
@@ -96,11 +97,13 @@ def normalise(data: Mapping[str, Any]) -> Normalised:
         starts.append(length)
         length += len(text or "")
     answer = "".join(clean_text(t) for t in texts if t)
-    metadata = get(candidate, "groundingMetadata", "grounding_metadata") or {}
+    metadata = get(candidate, "groundingMetadata", "grounding_metadata")
+    metadata = {} if metadata is None else metadata
     if not isinstance(metadata, Mapping):
         raise TurnError("groundingMetadata is not an object")
     context = _chunks(metadata, _logged_texts(data))
-    supports = get(metadata, "groundingSupports", "grounding_supports") or []
+    supports = get(metadata, "groundingSupports", "grounding_supports")
+    supports = [] if supports is None else supports
     if not isinstance(supports, list):
         raise TurnError("groundingMetadata.groundingSupports is not a list")
     found = Citations()

@@ -20,6 +20,7 @@ from typing import Any
 from citecheck.core.formats.common import (
     MALFORMED,
     OFFSETS_OUT_OF_RANGE,
+    PART_OUT_OF_RANGE,
     UNKNOWN_SOURCE,
     Citations,
     Normalised,
@@ -53,14 +54,14 @@ def _documents(data: Mapping[str, Any]) -> tuple[Passage, ...]:
     return tuple(out)
 
 
-def _parts_responses(response: Any) -> list[tuple[str, list[Any]] | None]:
-    """(text, annotations) of each content part of the message items; None for a part that is
-    not `output_text` (a refusal), which holds no answer text."""
+def _parts_responses(response: Any) -> list[tuple[str | None, list[Any]]]:
+    """(text, annotations) of each content part of the message items; text None for a part that
+    is not `output_text` (a refusal): it holds no answer text, so annotations there point nowhere."""
     if isinstance(response, Mapping) and "output" not in response and isinstance(response.get("response"), Mapping):
         response = response["response"]
     if not isinstance(response, Mapping) or not isinstance(response.get("output"), list):
         raise TurnError("response.output is missing or not a list")
-    parts: list[tuple[str, list[Any]] | None] = []
+    parts: list[tuple[str | None, list[Any]]] = []
     for i, item in enumerate(response["output"]):
         if not isinstance(item, Mapping):
             raise TurnError(f"response.output[{i}] is not an object")
@@ -72,19 +73,19 @@ def _parts_responses(response: Any) -> list[tuple[str, list[Any]] | None]:
         for j, part in enumerate(content):
             if not isinstance(part, Mapping):
                 raise TurnError(f"response.output[{i}].content[{j}] is not an object")
-            if part.get("type") != "output_text":
-                parts.append(None)
-                continue
-            if not isinstance(part.get("text"), str):
-                raise TurnError(f"response.output[{i}].content[{j}].text is not a string")
             annotations = part.get("annotations") or []
             if not isinstance(annotations, list):
                 raise TurnError(f"response.output[{i}].content[{j}].annotations is not a list")
+            if part.get("type") != "output_text":
+                parts.append((None, annotations))
+                continue
+            if not isinstance(part.get("text"), str):
+                raise TurnError(f"response.output[{i}].content[{j}].text is not a string")
             parts.append((part["text"], annotations))
     return parts
 
 
-def _parts_chat(response: Any) -> list[tuple[str, list[Any]] | None]:
+def _parts_chat(response: Any) -> list[tuple[str | None, list[Any]]]:
     if isinstance(response, Mapping) and isinstance(response.get("choices"), list):
         if not response["choices"] or not isinstance(response["choices"][0], Mapping):
             raise TurnError("response.choices holds no choice")
@@ -111,14 +112,15 @@ def normalise(data: Mapping[str, Any], chat: bool) -> Normalised:
     texts: list[str] = []
     offset = 0
     cuts: list[tuple[int, int]] = []
-    for part in parts:
-        if part is None:
+    for text, notes in parts:
+        if text is None:
+            for _ in notes:
+                found.bad(PART_OUT_OF_RANGE, "annotation in a content part that holds no output_text")
             continue
-        text, annotations = part
         if texts:
             offset += len(PART_SEPARATOR)
         texts.append(clean_text(text))
-        for annotation in annotations:
+        for annotation in notes:
             _annotation(annotation, text, offset, by_url, found, cuts)
         offset += len(text)
     answer = PART_SEPARATOR.join(texts)
