@@ -92,16 +92,23 @@ def parse_plain(text: str, spans_labels: Sequence[tuple[int, int, str] | tuple[i
     Used for provider-native citations: `(start, end, label)` is an answer span, a fourth item
     True makes it a position-only citation at `start`.
     """
+    points = [len(c) > 3 and bool(c[3]) for c in spans_labels]  # type: ignore[misc]
+    return parse_cited(text, [(c[0], c[1]) for c in spans_labels], [c[2] for c in spans_labels], points,
+                       config)[0]
+
+
+def parse_cited(text: str, spans: Sequence[tuple[int, int]], labels: Sequence[str], points: Sequence[bool],
+                config: Config | None = None) -> tuple[list[ParsedSentence], list[list[int]]]:
+    """`parse_plain` with the citations as columns; also returns each sentence's citation indices."""
     cfg = config or _DEFAULT_CONFIG
     sentences = _sentence_spans(text, cfg)
-    points = [len(c) > 3 and bool(c[3]) for c in spans_labels]  # type: ignore[misc]
+    hits_by_sentence = cited_by(text, sentences, spans, points)
     out = []
-    for (start, end), hits in zip(sentences, cited_by(text, sentences, [(c[0], c[1]) for c in spans_labels], points),
-                                  strict=True):
-        labels = tuple(dict.fromkeys(spans_labels[k][2] for k in hits))
-        after_stop = len({spans_labels[k][2] for k in hits if points[k] and _after_stop(text, spans_labels[k][0])})
-        out.append(ParsedSentence(_judge_text(text[start:end]), start, end, labels, (), len(labels), after_stop))
-    return out
+    for (start, end), hits in zip(sentences, hits_by_sentence, strict=True):
+        mine = tuple(dict.fromkeys(labels[k] for k in hits))
+        after_stop = len({labels[k] for k in hits if points[k] and _after_stop(text, spans[k][0])})
+        out.append(ParsedSentence(_judge_text(text[start:end]), start, end, mine, (), len(mine), after_stop))
+    return out, hits_by_sentence
 
 
 def _after_stop(text: str, position: int) -> bool:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from citecheck.core.config import Config
 from citecheck.core.model import Sentence, StructuredTurn, Turn
-from citecheck.core.parsing import ParsedSentence, cited_by, parse_answer, parse_plain
+from citecheck.core.parsing import ParsedSentence, parse_answer, parse_cited
 from citecheck.core.text import normalise_for_match
 from citecheck.core.turns import MAX_LABEL_CHARS
 
@@ -114,10 +114,16 @@ def _build_matcher(patterns: tuple[str, ...], compiled: tuple[re.Pattern[str], .
 
 def parse_turn(turn: Turn, config: Config) -> list[ParsedSentence]:
     """Sentences of a turn's answer, with the labels each one cites."""
-    if turn.answer_format != "markers":
-        spans = [(c.start, c.end, c.label, c.point) for c in turn.native_citations]
-        return parse_plain(turn.answer, spans, config)
-    return parse_answer(turn.answer, config)
+    return _parse(turn, config)[0]
+
+
+def _parse(turn: Turn, config: Config) -> tuple[list[ParsedSentence], list[list[int]] | None]:
+    """Sentences of a turn, and for a native turn each sentence's citation indices."""
+    if turn.answer_format == "markers":
+        return parse_answer(turn.answer, config), None
+    cites = turn.native_citations
+    return parse_cited(turn.answer, [(c.start, c.end) for c in cites], [c.label for c in cites],
+                       [c.point for c in cites], config)
 
 
 def storable_label(label: str) -> str:
@@ -140,11 +146,9 @@ class _NativeLabels:
     unverified: dict[str, str]  # label -> the fields the job could not check, comma-joined
 
 
-def _native_labels(turn: Turn, parsed: list[ParsedSentence]) -> list[_NativeLabels]:
+def _native_labels(turn: Turn, hits: list[list[int]]) -> list[_NativeLabels]:
     """Per sentence, its native citations' labels: valid ones, problems, unverified fields."""
     cites = turn.native_citations
-    hits = cited_by(turn.answer, [(p.start, p.end) for p in parsed], [(c.start, c.end) for c in cites],
-                    [c.point for c in cites])
     out = []
     for h in hits:
         valid = {cites[k].label for k in h if cites[k].valid}
@@ -160,9 +164,9 @@ def structure_turn(turn: Turn, config: Config, history: ConversationHistory | No
     """Parse a turn and run every structural check on its sentences."""
     context_labels = {p.label for p in turn.context}
     sentences: list[Sentence] = []
-    parsed_sentences = parse_turn(turn, config)
-    native = turn.answer_format != "markers"
-    by_sentence = _native_labels(turn, parsed_sentences) if native else []
+    parsed_sentences, hits = _parse(turn, config)
+    native = hits is not None
+    by_sentence = _native_labels(turn, hits) if hits is not None else []
     for i, parsed in enumerate(parsed_sentences):
         notes = by_sentence[i] if native else None
         resolvable = notes.valid if notes is not None else context_labels
