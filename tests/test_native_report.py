@@ -5,11 +5,12 @@ from __future__ import annotations
 import datetime as dt
 import re
 
+from test_native_warehouse import DAY, _turns
+
 from citecheck import job
 from citecheck import warehouse as W
 from citecheck.report import build_report
 from helpers import score_dicts
-from test_native_warehouse import DAY, _turns
 
 
 def test_the_report_lists_pointer_problems_by_kind_and_the_share_without_source_text(engine):

@@ -18,6 +18,8 @@ EXIT_OK = 0
 EXIT_SKIPPED = 1  # finished, but some input lines or turns were skipped
 EXIT_USAGE = 2  # bad usage, configuration or judge file: nothing was done
 EXIT_VALIDATION_FAILED = 3  # a day's output broke an expectation: nothing of it was published
+PROVIDER_TURNS_HELP = ("also generate this many turns a day in the OpenAI, Cohere, Gemini and Anthropic PDF/"
+                       "custom-content formats, some with their apps' pointer bugs (default 0: the sample as recorded)")
 
 
 def _read_turns(path: str, max_answer_chars: int) -> tuple[list[Any], list[Any]]:
@@ -158,7 +160,8 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
     from citecheck import demo
 
-    data = demo.generate(dt.date.fromisoformat(args.start), args.days, args.turns_per_day, seed=args.seed)
+    data = demo.generate(dt.date.fromisoformat(args.start), args.days, args.turns_per_day, seed=args.seed,
+                         provider_turns=args.provider_turns)
     out = Path(args.out)
     demo.write_sample(data, out)
     print(f"wrote {len(data.turns)} turns (+{len(data.malformed_lines)} malformed lines) to {out}")
@@ -202,7 +205,8 @@ def cmd_load_sample(args: argparse.Namespace) -> int:
     from citecheck.warehouse import load_turns
 
     engine = _engine()
-    data = demo.generate(args.start, args.days, args.turns_per_day, seed=args.seed)
+    data = demo.generate(args.start, args.days, args.turns_per_day, seed=args.seed,
+                         provider_turns=args.provider_turns)
     n = load_turns(engine, data.turns + _loadable_malformed(data))
     if args.write_judge:
         demo.write_judge(data, Path(args.write_judge))
@@ -474,6 +478,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--days", type=int, default=7)
     p.add_argument("--turns-per-day", type=int, default=300)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--provider-turns", type=int, default=0, help=PROVIDER_TURNS_HELP)
     p.add_argument("--out", required=True, help="output folder")
     p.set_defaults(func=cmd_sample)
 
@@ -485,6 +490,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--days", type=int, default=3)
     p.add_argument("--turns-per-day", type=int, default=300)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--provider-turns", type=int, default=0, help=PROVIDER_TURNS_HELP)
     p.add_argument("--write-judge", help="also write the sample's recorded judge file here")
     p.set_defaults(func=cmd_load_sample)
 
