@@ -96,7 +96,8 @@ class AlertNotifier(SmtpNotifier):
         super().__init__(to=[], smtp_conn_id=ALERTS_SMTP_CONN_ID, **kwargs)
 
     def notify(self, context):
-        from citecheck.features.monitor import alert_message, alerts_between, monitor_settings
+        from citecheck.features.monitor import alert_message, monitor_settings
+        from citecheck.warehouse.published import alerts_between
 
         if _connection(self.smtp_conn_id) is None:
             self.log.info("alert e-mail is off: no connection %r", self.smtp_conn_id)

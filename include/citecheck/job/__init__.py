@@ -34,20 +34,22 @@ from citecheck.job.steps import (
     judge_shard,
     merge_judge_stats,
     monitor,
+    monitor_day,
     publish,
+    publish_report,
     record_run,
     report,
     run_steps,
     structural,
     validate,
 )
-from citecheck.warehouse import day_metrics, published_config_hash
+from citecheck.warehouse.published import day_metrics, published_config_hash
 
 __all__ = [
     "DEFAULT_JUDGE_SPEC", "STEP_NAMES", "BackfillReport", "DayRun", "JobSettings", "ValidationFailed", "aggregate",
     "backfill", "build_judge", "day_metrics", "escalate", "extract", "judge_shard", "merge_judge_stats",
-    "monitor", "new_run_id", "publish", "published_config_hash", "record_run", "report", "run_day", "run_steps",
-    "settings_from_env", "structural", "validate",
+    "monitor", "monitor_day", "new_run_id", "publish", "publish_report", "published_config_hash", "record_run",
+    "report", "run_day", "run_steps", "settings_from_env", "structural", "validate",
 ]
 
 

@@ -56,3 +56,14 @@ def assess_entry(entry: Mapping[str, Any], cited: Sequence[str], passages: Mappi
         quotes_verified=quote_ok,
         reason="; ".join(problems) or None,
     )
+
+
+def verified_quotes(llm: Any) -> dict[str, list[str]]:
+    """A stored LLM verdict's verified quotes by passage label, in reply order (labels in the
+    order they are first quoted): what a re-cite suggestion and the report's highlight show."""
+    quotes: dict[str, list[str]] = {}
+    if isinstance(llm, Mapping):
+        for q in llm.get("quotes") or ():
+            if isinstance(q, Mapping) and q.get("verified") and q.get("label") and q.get("quote"):
+                quotes.setdefault(str(q["label"]), []).append(str(q["quote"]))
+    return quotes
