@@ -63,8 +63,24 @@ def _summary(payload: dict[str, Any]) -> Iterator[str]:
         ci = payload["metrics"].get("intervals", {}).get("micro", {}).get(name) or {}
         span = "" if ci.get("ci_low") is None else f"  [{ci['ci_low']:.3f}, {ci['ci_high']:.3f}]"
         yield f"{name:<26}" + "".join(f"{'null':>10}" if v is None else f"{v:>10.3f}" for v in row) + span
+    yield from _native_summary(payload)
     for skip in payload["skipped"][:10]:
         yield f"skipped line {skip['line']} ({skip['turn_id']}): {skip['reason']}"
+
+
+def _native_summary(payload: dict[str, Any]) -> Iterator[str]:
+    """Native citations' figures, when the input had any: cited_char_share, pointer problems by
+    kind, sentences unjudged for want of source text."""
+    counts, micro = payload["counts"], payload["metrics"]["micro"]
+    prefix = "pointer_problem_citations_"
+    kinds = {k[len(prefix):]: n for k, n in counts.items() if k.startswith(prefix) and n}
+    if not (counts["native_answer_chars"] or kinds or counts["no_source_text_sentences"]):
+        return
+    share = micro["cited_char_share"]
+    yield (f"native citations: cited_char_share {'null' if share is None else f'{share:.3f}'}"
+           f" · pointer problems {counts['pointer_problem_citations']} of {counts['citations']} citations"
+           + (f" ({', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))})" if kinds else "")
+           + f" · no_source_text {counts['no_source_text_sentences']} of {counts['selected_sentences']} sentences")
 
 
 def _open_cache(path: str | None) -> Any:
