@@ -24,6 +24,7 @@ from citecheck.core.formats.common import (
     clean_text,
     is_int,
     optional_list,
+    optional_text,
     text_or_none,
 )
 from citecheck.core.model import Passage
@@ -38,9 +39,7 @@ def _documents(data: Mapping[str, Any]) -> tuple[Passage, ...]:
         doc_id = doc.get("id")
         if not isinstance(doc_id, (str, int)) or isinstance(doc_id, bool):
             raise TurnError(f"request_documents[{i}].id is missing or not a string")
-        text = fields.get("text", fields.get("snippet"))
-        if text is not None and not isinstance(text, str):
-            raise TurnError(f"request_documents[{i}].text is not a string")
+        text = optional_text(fields, "text" if "text" in fields else "snippet", f"request_documents[{i}]")
         body = clean_text(text or "")
         out.append(Passage(f"D{i}", body, text_or_none(fields.get("title")) or "", document_id=clean_text(str(doc_id)),
                            has_text=bool(body.strip())))

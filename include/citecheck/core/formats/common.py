@@ -61,6 +61,14 @@ def optional_list(data: Mapping[str, Any], key: str) -> list[Any] | None:
     return value
 
 
+def optional_text(obj: Mapping[str, Any], key: str, where: str) -> str | None:
+    """A string field that may be absent (None); TurnError naming `where` when it is another type."""
+    value = obj.get(key)
+    if value is not None and not isinstance(value, str):
+        raise TurnError(f"{where}.{key} is not a string")
+    return value
+
+
 def text_or_none(value: Any) -> str | None:
     return clean_text(value) if isinstance(value, str) else None
 

@@ -27,6 +27,7 @@ from citecheck.core.formats.common import (
     get,
     is_int,
     optional_list,
+    optional_text,
     text_or_none,
 )
 from citecheck.core.model import Passage
@@ -47,9 +48,8 @@ def _logged_texts(data: Mapping[str, Any]) -> dict[str, str]:
     for i, doc in enumerate(optional_list(data, "request_documents") or []):
         if not isinstance(doc, Mapping) or not isinstance(doc.get("uri", doc.get("url")), str):
             raise TurnError(f"request_documents[{i}] needs a uri string")
-        if doc.get("text") is not None and not isinstance(doc["text"], str):
-            raise TurnError(f"request_documents[{i}].text is not a string")
-        out[clean_text(doc.get("uri", doc.get("url")))] = clean_text(doc.get("text") or "")
+        text = optional_text(doc, "text", f"request_documents[{i}]")
+        out[clean_text(doc.get("uri", doc.get("url")))] = clean_text(text or "")
     return out
 
 
@@ -88,9 +88,7 @@ def normalise(data: Mapping[str, Any]) -> Normalised:
     for i, part in enumerate(parts):
         if not isinstance(part, Mapping):
             raise TurnError(f"response.content.parts[{i}] is not an object")
-        text = part.get("text")
-        if text is not None and not isinstance(text, str):
-            raise TurnError(f"response.content.parts[{i}].text is not a string")
+        text = optional_text(part, "text", f"response.content.parts[{i}]")
         texts.append(None if get(part, "thought") is True else text)  # thoughts are not the answer
     starts, length = [], 0
     for text in texts:

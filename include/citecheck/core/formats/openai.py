@@ -28,6 +28,7 @@ from citecheck.core.formats.common import (
     clean_text,
     is_int,
     optional_list,
+    optional_text,
     text_or_none,
 )
 from citecheck.core.model import CitationSpan, Passage
@@ -42,9 +43,7 @@ def _documents(data: Mapping[str, Any]) -> tuple[Passage, ...]:
     for i, doc in enumerate(documents):
         if not isinstance(doc, Mapping):
             raise TurnError(f"request_documents[{i}] is not an object")
-        text = doc.get("text")
-        if text is not None and not isinstance(text, str):
-            raise TurnError(f"request_documents[{i}].text is not a string")
+        text = optional_text(doc, "text", f"request_documents[{i}]")
         url, file_id = text_or_none(doc.get("url")), text_or_none(doc.get("file_id"))
         if url is None and file_id is None:
             raise TurnError(f"request_documents[{i}] needs a url or a file_id")
