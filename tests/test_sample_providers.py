@@ -55,3 +55,14 @@ def test_the_generator_knows_each_provider_sentence_as_the_pipeline_reads_it(sam
         if got != want:
             wrong.append((t["turn_id"], got, want))
     assert not wrong, wrong[:3]
+
+
+def test_the_bundled_change_raises_the_provider_bug_rate_from_its_day(samples):
+    _, mixed = samples
+    change_day = demo.BUNDLED_CHANGES[0].start
+    assert START < change_day == START + dt.timedelta(days=1)
+    provider = [t for t in mixed.turns if t["turn_id"].startswith("prov-")]
+    out = score_dicts(provider, demo.judge_spec(mixed), Config())
+    day_of = {t["turn_id"]: t["turn_id"][5:13] for t in provider}
+    buggy = Counter(day_of[t["turn_id"]] for t in out["turns"] if t["pointer_problems"])
+    assert buggy[f"{change_day:%Y%m%d}"] > 1.5 * buggy[f"{START:%Y%m%d}"] > 0

@@ -93,7 +93,7 @@ def conversation(rng: random.Random, conv_id: str, start: dt.datetime, length: i
     out: list[DayTurn] = []
     for index in range(1, length + 1):
         if provider:
-            turn, sents = provider_turn(rng, conv, primary, primary.question)
+            turn, sents = provider_turn(rng, conv, primary, primary.question, change)
         elif native:
             turn, sents = native_turn(rng, conv, primary, primary.question)
         elif not force_stale and rng.random() < (0.04 if index == 1 else 0.02):
@@ -163,13 +163,14 @@ def day_turns(seed: int, day: dt.date, turns_per_day: int, change: StepChange | 
     return out[:turns_per_day]
 
 
-def provider_day_turns(seed: int, day: dt.date, count: int) -> list[DayTurn]:
+def provider_day_turns(seed: int, day: dt.date, count: int, change: StepChange | None = None) -> list[DayTurn]:
     """`count` one-turn conversations starting on `day` in the other provider-native formats, from
     their own random stream (the day's other turns do not depend on them)."""
     rng = random.Random(f"citecheck-sample:{seed}:{day.isoformat()}:providers")
     out: list[DayTurn] = []
     for k in range(count):
-        out.extend(conversation(rng, f"prov-{day:%Y%m%d}-{k:04d}", start_time(rng, day), 1, provider=True))
+        out.extend(conversation(rng, f"prov-{day:%Y%m%d}-{k:04d}", start_time(rng, day), 1, provider=True,
+                                change=change))
     return out
 
 
@@ -231,7 +232,7 @@ def generate(start: dt.date, days: int, turns_per_day: int = 300, seed: int = 0,
     for offset in range(-1, days):
         day = start + dt.timedelta(days=offset)
         for item in day_turns(seed, day, turns_per_day, change_on(day, changes)) + (
-                provider_day_turns(seed, day, provider_turns) if provider_turns else []):
+                provider_day_turns(seed, day, provider_turns, change_on(day, changes)) if provider_turns else []):
             if first <= item.moment < end:
                 built.append(item)
     built.sort(key=lambda t: (t.turn["answered_at"], t.turn["turn_id"]))

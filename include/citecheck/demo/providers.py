@@ -3,8 +3,10 @@ Anthropic PDF and custom-content documents), each with the pointer bugs real app
 
 Written with `citecheck.demo.formats` from the same knowledge base and wordings as the
 `anthropic_blocks` turns (labels `D<index>`), from their own random stream, so adding them to a
-sample (`generate(..., provider_turns=N)`) leaves every other turn of it unchanged. The bugs, one
-per buggy turn:
+sample (`generate(..., provider_turns=N)`) leaves every other turn of it unchanged.
+
+A dated change (`StepChange.provider_bug_rate`, data/traffic.toml) raises the bug rate for the
+monitor to find. The bugs:
 
 - Anthropic: the app logs the documents of the current turn only, not every document of the
   chat, so each `document_index` lands one document early (the chat's first turn attached an upload);
@@ -26,7 +28,7 @@ from citecheck.demo.answers import Conversation, Sent, draw_claims, retrieve, ta
 from citecheck.demo.dialogue import UPLOADS
 from citecheck.demo.formats import Claim, Source, native_turn
 from citecheck.demo.knowledge import PASSAGES, KBPassage
-from citecheck.demo.traffic import NATIVE_KIND_WEIGHTS, pick
+from citecheck.demo.traffic import NATIVE_KIND_WEIGHTS, StepChange, pick
 
 PROVIDER_VARIANTS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("openai_responses", {"parts": 2}), ("openai_responses", {"files": True}), ("openai_chat", {}),
@@ -41,8 +43,8 @@ def _url(passage: KBPassage) -> str:
     return f"https://kb.example/{passage.pid}"
 
 
-def provider_turn(rng: random.Random, conv: Conversation, primary: KBPassage, question: str
-                  ) -> tuple[dict[str, Any], list[Sent]]:
+def provider_turn(rng: random.Random, conv: Conversation, primary: KBPassage, question: str,
+                  change: StepChange | None = None) -> tuple[dict[str, Any], list[Sent]]:
     """One provider-native turn and the sentences it was built from (with the generator's truth:
     `Sent.citations` holds `{label, valid}` per citation, `kind` `no_source_text` where no judge
     can see the sources)."""
@@ -56,7 +58,8 @@ def provider_turn(rng: random.Random, conv: Conversation, primary: KBPassage, qu
     offset = len(sources)
     sources += [Source(p.source, _url(p), (p.text,)) for p in context]
     index_of = {p.pid: offset + i for i, p in enumerate(context)}
-    buggy = rng.random() < BUG_RATE and not options.get("files")
+    rate = change.provider_bug_rate if change is not None and change.provider_bug_rate is not None else BUG_RATE
+    buggy = rng.random() < rate and not options.get("files")
     web_missing = {i for i in index_of.values() if rng.random() < 0.3} if options.get("web") else set()
     sents: list[Sent] = []
     claims: list[Claim] = []
