@@ -165,3 +165,28 @@ def test_an_injected_pointer_problem_is_counted_exactly_by_kind(case, kind):
     assert after["metrics"]["micro"][f"pointer_problem_rate_{kind}"] == pytest.approx(1 / counts["citations"])
     assert after["metrics"]["micro"]["attachment_rate"] <= before["metrics"]["micro"]["attachment_rate"]
     assert after["invariant_violations"] == []
+
+
+def test_a_link_inside_a_claims_annotation_is_cut_and_the_claim_keeps_its_span():
+    """Web search's link inside an annotation that also covers the claim: the link is a marker
+    (cut from the judged text), the rest of the range stays the citation's answer span."""
+    text = ("Hotels in 東京 cost at most €220 a night 🏨 ([policy.example](https://policy.example/hotel)). "
+            "Dinner is paid up to €40 and alcohol never. ([policy.example](https://policy.example/meals))")
+    first_end = text.index(")).") + 2
+    second = text.index("([policy.example](https://policy.example/meals")
+    annotations = [{"type": "url_citation", "url_citation": {"url": url, "title": "", "start_index": s, "end_index": e}}
+                   for url, s, e in (("https://policy.example/hotel", 0, first_end),
+                                     ("https://policy.example/meals", second, len(text)))]
+    base = {"conversation_id": "c", "turn_index": 0, "answered_at": "2026-11-30T09:00:00Z", "question": ""}
+    native = {**base, "turn_id": "n", "answer_format": "openai_chat",
+              "response": {"role": "assistant", "content": text, "annotations": annotations},
+              "request_documents": [{"url": s.url, "title": s.title, "text": s.text} for s in SOURCES]}
+    twin = {**base, "turn_id": "n", **markers_twin([Claim("Hotels in 東京 cost at most €220 a night 🏨", (0,)),
+                                                    Claim("Dinner is paid up to €40 and alcohol never", (1,),
+                                                          after_stop=True)], SOURCES)}
+    got, want = score_dicts([native], _judge("D")), score_dicts([twin], _judge("D"))
+    assert _sentences(got) == _sentences(want)
+    assert [s["text"] for s in got["turns"][0]["sentences"]] == [
+        "Hotels in 東京 cost at most €220 a night 🏨.", "Dinner is paid up to €40 and alcohol never."]
+    assert _rows(got) == _rows(want)
+    assert 0 < got["metrics"]["micro"]["cited_char_share"] < 1

@@ -34,7 +34,8 @@ from citecheck.core.formats.common import (
 from citecheck.core.model import CitationSpan, Passage
 
 PART_SEPARATOR = "\n\n"
-_LINK = re.compile(r"\s*\(?\[[^\]\n]*\]\((?P<url>[^)\s]+)\)\)?\s*$")
+# a markdown link, bare or in parentheses as web search writes it: `([example.com](https://…))`
+_LINK = re.compile(r"\(\[[^\]\n]*\]\((?P<wrapped>[^)\s]+)\)\)|\[[^\]\n]*\]\((?P<bare>[^)\s]+)\)")
 
 
 def _documents(data: Mapping[str, Any]) -> tuple[Passage, ...]:
@@ -166,17 +167,37 @@ def _annotation(annotation: Any, text: str, offset: int, by_url: Mapping[str | N
                       f"({len(text)} characters)", label=by_url.get(ref, ref))
             return
         span, point = (offset + start, offset + end), False
-        link = _LINK.match(text, start, end) if kind == "url_citation" else None
-        if link and link.group("url") == ref and text[start:end].strip():
-            cut_start = offset + start - (len(text[:start]) - len(text[:start].rstrip()))
-            cuts.append((cut_start, offset + end))
-            span, point = (cut_start, cut_start), True
+        if kind == "url_citation":
+            span, point = _link_markers(text, start, end, offset, ref, cuts) or (span, point)
     label = by_url.get(ref)
     if label is None:
         found.bad(UNKNOWN_SOURCE, f"{key} {ref[:80]!r} names no logged source", label=ref, span=span, point=point)
         return
     found.ok(*span, label, point=point,
              unverified=("answer_span", "cited_text") if kind == "file_citation" else ("cited_text",))
+
+
+def _link_markers(text: str, start: int, end: int, offset: int, url: str, cuts: list[tuple[int, int]]
+                  ) -> tuple[tuple[int, int], bool] | None:
+    """Links to the annotation's own url inside its range are markers: cut them (with the spaces
+    before them). The citation keeps the rest of its range as its span, or, when the range held
+    nothing but its links, becomes a position where the first link stood. None: no such link."""
+    links = [m for m in _LINK.finditer(text, start, end) if (m.group("wrapped") or m.group("bare")) == url]
+    if not links:
+        return None
+    kept, pos = [], start
+    for m in links:
+        begin = m.start()
+        while begin > 0 and text[begin - 1] in " \t":
+            begin -= 1
+        cuts.append((offset + begin, offset + m.end()))
+        kept.append(text[pos:m.start()])
+        pos = m.end()
+    kept.append(text[pos:end])
+    if "".join(kept).strip():
+        return (offset + start, offset + end), False  # the cut leaves the claim part of the span
+    first = cuts[-len(links)][0]
+    return (first, first), True
 
 
 def _cut(answer: str, cuts: list[tuple[int, int]], spans: Sequence[CitationSpan]) -> tuple[str, list[CitationSpan]]:
