@@ -37,12 +37,23 @@ def seconds(fn: Callable[[], Any]) -> float:
     return time.perf_counter() - started
 
 
+def cpu_name() -> str:
+    """The processor's model name (Linux), else the machine type."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.machine()
+
+
 def main_bench(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0, help="size of every case, 1.0 = the test's sizes")
     args = parser.parse_args(argv)
     cfg = Config(max_answer_chars=0)
-    print(f"cpu: {platform.processor() or platform.machine()}  (name it with lscpu)")
+    print(f"cpu: {cpu_name()}")
     print(f"{'case':<42}{'half s':>9}{'full s':>9}{'ratio':>8}")
     for name, build in hot_cases(args.scale).items():
         half, full = (turn_from_dict(build(share), cfg.max_answer_chars) for share in (0.5, 1.0))
