@@ -190,3 +190,15 @@ def test_a_link_inside_a_claims_annotation_is_cut_and_the_claim_keeps_its_span()
         "Hotels in 東京 cost at most €220 a night 🏨.", "Dinner is paid up to €40 and alcohol never."]
     assert _rows(got) == _rows(want)
     assert 0 < got["metrics"]["micro"]["cited_char_share"] < 1
+
+
+def test_web_results_are_read_from_the_responses_own_search_blocks_when_not_logged_apart():
+    turn = _day("anthropic_blocks", {"kind": "web"}, False, twin=False)[0]
+    results = turn.pop("web_results")
+    turn["answer_blocks"].insert(0, {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": [
+        {"type": "web_search_result", "url": r["url"], "title": r["title"], "encrypted_content": "x"}
+        for r in results]})
+    out = score_dicts([turn], _judge("W"))
+    sentences = out["turns"][0]["sentences"]
+    assert out["skipped"] == [] and [s["labels"] for s in sentences][:3] == [["W0"], ["W0"], ["W1"]]
+    assert {s["unjudged_reason"] for s in sentences[:3]} == {"no_source_text"}  # the blocks carry no page text

@@ -116,10 +116,10 @@ def normalise(data: Mapping[str, Any]) -> Normalised:
     web = optional_list(data, "web_results")
     if documents is not None and not isinstance(documents, list):
         raise TurnError("request_documents is missing or not a list")
-    if documents is None and search is None and web is None:
+    web_logged = web if web is not None else _response_web_results(blocks)
+    if documents is None and search is None and web is None and not web_logged:
         raise TurnError("request_documents is missing or not a list (and no request_search_results or "
                         "web_results were logged)")
-    web_logged = web if web is not None else _response_web_results(blocks)
     sources = {"D": _documents(documents or []), "R": _search_results(search or []),
                "W": web_sources(web_logged)}
     pieces: list[str] = []
