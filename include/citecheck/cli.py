@@ -22,6 +22,8 @@ EXIT_USAGE = 2  # bad usage, configuration or judge file: nothing was done
 EXIT_VALIDATION_FAILED = 3  # a day's output broke an expectation: nothing of it was published
 EXIT_DAY_LOCKED = 4  # another run holds the day (waited --lock-wait seconds, or not at all)
 EXIT_WAREHOUSE_ERROR = 5  # the warehouse failed (unreachable, a statement refused): see the one-line message
+PROVIDER_TURNS_HELP = ("also generate this many turns a day in the OpenAI, Cohere, Gemini and Anthropic PDF/"
+                       "custom-content formats, some with their apps' pointer bugs (default 0: the sample as recorded)")
 
 
 def _read_turns(path: str, max_answer_chars: int) -> tuple[list[Any], list[Any]]:
@@ -65,8 +67,24 @@ def _summary(payload: dict[str, Any]) -> Iterator[str]:
         ci = payload["metrics"].get("intervals", {}).get("micro", {}).get(name) or {}
         span = "" if ci.get("ci_low") is None else f"  [{ci['ci_low']:.3f}, {ci['ci_high']:.3f}]"
         yield f"{name:<26}" + "".join(f"{'null':>10}" if v is None else f"{v:>10.3f}" for v in row) + span
+    yield from _native_summary(payload)
     for skip in payload["skipped"][:10]:
         yield f"skipped line {skip['line']} ({skip['turn_id']}): {skip['reason']}"
+
+
+def _native_summary(payload: dict[str, Any]) -> Iterator[str]:
+    """Native citations' figures, when the input had any: cited_char_share, pointer problems by
+    kind, sentences unjudged for want of source text."""
+    counts, micro = payload["counts"], payload["metrics"]["micro"]
+    prefix = "pointer_problem_citations_"
+    kinds = {k[len(prefix):]: n for k, n in counts.items() if k.startswith(prefix) and n}
+    if not (counts["native_answer_chars"] or kinds or counts["no_source_text_sentences"]):
+        return
+    share = micro["cited_char_share"]
+    yield (f"native citations: cited_char_share {'null' if share is None else f'{share:.3f}'}"
+           f" · pointer problems {counts['pointer_problem_citations']} of {counts['citations']} citations"
+           + (f" ({', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))})" if kinds else "")
+           + f" · no_source_text {counts['no_source_text_sentences']} of {counts['selected_sentences']} sentences")
 
 
 def _open_cache(path: str | None) -> Any:
@@ -162,7 +180,8 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
     from citecheck import demo
 
-    data = demo.generate(dt.date.fromisoformat(args.start), args.days, args.turns_per_day, seed=args.seed)
+    data = demo.generate(dt.date.fromisoformat(args.start), args.days, args.turns_per_day, seed=args.seed,
+                         provider_turns=args.provider_turns)
     out = Path(args.out)
     demo.write_sample(data, out)
     print(f"wrote {len(data.turns)} turns (+{len(data.malformed_lines)} malformed lines) to {out}")
@@ -215,7 +234,8 @@ def cmd_load_sample(args: argparse.Namespace) -> int:
     from citecheck.warehouse import load_turns
 
     engine = _engine()
-    data = demo.generate(args.start, args.days, args.turns_per_day, seed=args.seed)
+    data = demo.generate(args.start, args.days, args.turns_per_day, seed=args.seed,
+                         provider_turns=args.provider_turns)
     n = load_turns(engine, data.turns + _loadable_malformed(data), assume_zone=_config().assume_zone)
     if args.write_judge:
         demo.write_judge(data, Path(args.write_judge))
@@ -511,13 +531,22 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if (args.rates is None) == (args.judge is None):
         raise capacity.PlanError("plan: give exactly one of --rates FILE (from bench/bench_nli.py) or --judge FILE")
     rates = capacity.rates_from_file(args.rates, args.model) if args.rates else capacity.calibrate(args.judge)
+    traffic, config = demo.plan_traffic(), demo.sample_config()
+    profile = capacity.traffic_profile(traffic, config, premise=args.premise)
+    chosen = args.backend or rates.fastest_faithful()
+    scale_from = (
+        capacity.traffic_profile(traffic, config)
+        if args.premise == "chunks" and chosen not in (rates.chunk_cpu or {})
+        else None
+    )
     result = capacity.plan(
         args.answers,
         rates,
-        capacity.traffic_profile(demo.plan_traffic(), demo.sample_config()),
+        profile,
         sentences_per_answer=args.sentences_per_answer,
         variant=args.backend,
         window_hours=args.window_hours,
+        window_profile=scale_from,
     )
     print(json.dumps(result, indent=2, default=str) if args.json else capacity.render(result))
     return EXIT_OK
@@ -577,6 +606,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--days", type=int, default=7)
     p.add_argument("--turns-per-day", type=int, default=300)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--provider-turns", type=int, default=0, help=PROVIDER_TURNS_HELP)
     p.add_argument("--out", required=True, help="output folder")
     p.set_defaults(func=cmd_sample)
 
@@ -588,6 +618,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--days", type=int, default=3)
     p.add_argument("--turns-per-day", type=int, default=300)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--provider-turns", type=int, default=0, help=PROVIDER_TURNS_HELP)
     p.add_argument("--write-judge", help="also write the sample's recorded judge file here")
     p.set_defaults(func=cmd_load_sample)
 
@@ -684,6 +715,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", default="deberta", help="model in the rates file (deberta or minilm)")
     p.add_argument("--judge", help="or: an NLI judge file to time here in a short calibration run")
     p.add_argument("--window-hours", type=float, default=6.0, help="hours the day's NLI work may take")
+    p.add_argument("--premise", choices=("windows", "chunks"), default="windows",
+                   help="premise mode to size (the judge file's \"premise\"; default windows)")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
     p.set_defaults(func=cmd_plan)
 

@@ -32,6 +32,7 @@ from citecheck.core.metrics.definitions import (
     METRIC_NAMES,
     METRICS,
     MULTI_CITATION_SLICE_MIN,
+    NO_SOURCE_TEXT,
     PADDING_MIN_CITATIONS,
     RATE_METRICS,
     RECALL_UPPER_BOUNDS,
@@ -45,7 +46,7 @@ from citecheck.core.metrics.slice_cap import OTHER_SLICE_VALUE, SliceCap
 
 __all__ = [
     "COUNT_KEYS", "DERIVED", "HEADLINE_METRICS", "INTERVAL_MEAN_KEYS", "JUDGED_COUNT_KEYS", "JUDGED_MACRO_NAMES",
-    "JUDGED_METRICS", "METRICS", "METRIC_NAMES", "MULTI_CITATION_SLICE_MIN", "OTHER_SLICE_VALUE",
+    "JUDGED_METRICS", "METRICS", "METRIC_NAMES", "MULTI_CITATION_SLICE_MIN", "NO_SOURCE_TEXT", "OTHER_SLICE_VALUE",
     "PADDING_MIN_CITATIONS", "RATE_METRICS", "RECALL_UPPER_BOUNDS", "REPORT_TILE_METRICS", "REWRITE_OR_BLOCK_VERDICTS",
     "TURN_LEVEL_METRICS", "MetricAccumulator", "ScoredTurn", "SliceCap", "cited_chars", "f1", "f1_value",
     "full_counts", "interval_json", "invariant_violations", "length_bucket", "macro_values", "ratios", "turn_counts",
