@@ -169,7 +169,7 @@ def input_repairs(rows: Sequence[Mapping[str, Any]], turns: Sequence[Any], confi
             out["zoneless_timestamps"] += 1
             out[f"assumed_zone:{zone}"] += 1
     for turn in turns:
-        if turn.answer_format != "anthropic_blocks":
+        if turn.answer_format == "markers":  # a native format's citations are structured, not typed
             out["malformed_markers"] += malformed_markers(turn.answer, config)
     return out
 
