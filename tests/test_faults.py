@@ -26,6 +26,7 @@ from helpers.faults import (
     DropConnection,
     published_rows,
     published_run_ids,
+    published_then_late,
     run_status,
     run_steps,
     staged_rows,
@@ -38,12 +39,7 @@ TESTS = Path(__file__).resolve().parent
 
 def _warehouse_with_an_old_version(url: str) -> tuple[sa.Engine, str, dict[str, list[tuple]]]:
     """The day published from its first turn only; then the late turns arrive in the source."""
-    engine = W.make_engine(url)
-    W.init_warehouse(engine)
-    turns = orbit_warehouse_turns()
-    W.load_turns(engine, turns[:1])
-    old = job.run_day(engine, DAY, orbit_settings())["run_id"]
-    W.load_turns(engine, turns[1:])
+    engine, old = published_then_late(url, DAY)
     return engine, old, published_rows(engine, DAY, keep_run_id=True)
 
 

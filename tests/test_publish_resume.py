@@ -20,22 +20,11 @@ from citecheck import job
 from citecheck import warehouse as W
 from citecheck.warehouse import locks, runs
 from citecheck.warehouse import tables as T
-from helpers import orbit_settings, orbit_warehouse_turns
-from helpers.faults import DropConnection, published_run_ids, run_steps, staged_rows, wait_for
+from helpers import orbit_settings
+from helpers.faults import DropConnection, published_run_ids, published_then_late, run_steps, staged_rows, wait_for
 
 DAY = dt.date(2026, 11, 30)
 TESTS = Path(__file__).resolve().parent
-
-
-def _published_once(url: str) -> tuple[sa.Engine, str]:
-    """The day published (report and all) from its first turn; then the late turns arrive."""
-    engine = W.make_engine(url)
-    W.init_warehouse(engine)
-    turns = orbit_warehouse_turns()
-    W.load_turns(engine, turns[:1])
-    old = job.run_day(engine, DAY, orbit_settings())["run_id"]
-    W.load_turns(engine, turns[1:])
-    return engine, old
 
 
 def _report_run(engine: sa.Engine) -> str | None:
@@ -77,7 +66,7 @@ CUTS = {
 @pytest.mark.parametrize("cut", list(CUTS))
 def test_a_run_cut_off_after_its_publish_commit_is_completed_by_the_next_backfill(pg_warehouse_url, cut):
     step, pattern = CUTS[cut]
-    engine, old = _published_once(pg_warehouse_url)
+    engine, old = published_then_late(pg_warehouse_url, DAY)
     new = job.new_run_id(DAY)
     if pattern is None:  # the process ends before `step`: the steps before it are the last it ran
         previous = job.STEP_NAMES[job.STEP_NAMES.index(step) - 1]
@@ -107,7 +96,7 @@ def test_sigkill_right_after_the_publish_commit_then_cli_run_completes_the_day(r
     from citecheck.cli import main
 
     url = request.getfixturevalue("pg_warehouse_url") if backend == "postgresql" else f"sqlite:///{tmp_path}/w.db"
-    engine, old = _published_once(url)
+    engine, old = published_then_late(url, DAY)
     new = job.new_run_id(DAY)
     run_steps(url, DAY, orbit_settings(), new, until="validate")
     marker = tmp_path / "held"

@@ -123,6 +123,22 @@ def run_steps(url: str, day: dt.date, settings: Any, run_id: str, *, fault: Drop
     return failures
 
 
+def published_then_late(url: str, day: dt.date) -> tuple[Engine, str]:
+    """A warehouse where the day is published (report and all) from its first Orbit turn only, then
+    the late turns arrive in the source: (engine, the old run id)."""
+    from citecheck import job
+    from citecheck import warehouse as W
+    from helpers import orbit_settings, orbit_warehouse_turns
+
+    engine = W.make_engine(url)
+    W.init_warehouse(engine)
+    turns = orbit_warehouse_turns(day.isoformat())
+    W.load_turns(engine, turns[:1])
+    old = job.run_day(engine, day, orbit_settings())["run_id"]
+    W.load_turns(engine, turns[1:])
+    return engine, old
+
+
 def wait_for(predicate: Callable[[], Any], what: str, timeout: float = 60.0) -> None:
     """Poll `predicate` until it is true; a test failure naming `what` after `timeout` seconds."""
     import pytest
