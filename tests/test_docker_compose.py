@@ -44,8 +44,8 @@ AIRFLOW_SERVICES = {
 LONG_RUNNING = AIRFLOW_SERVICES - {"airflow-init"}
 WORKERS = {"airflow-worker", "airflow-worker-nli", "airflow-worker-nli-gpu"}
 NO_KEY_SERVICES = {"airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer"}
-CODE_MOUNTS = {"dags", "plugins", "include", "sql"}
-CODE_WITH_FILES = {"dags", "include", "sql"}  # plugins/ may be empty (Compose creates a missing mount source)
+CODE_MOUNTS = {"dags", "plugins", "include"}
+CODE_WITH_FILES = {"dags", "include"}  # plugins/ may be empty (Compose creates a missing mount source)
 SECRET_NAME = re.compile(r"PASSWORD|SECRET|FERNET|API_KEY|TOKEN", re.IGNORECASE)
 REFERENCE = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>:?[-?])(?P<arg>[^}]*))?\}")
 
