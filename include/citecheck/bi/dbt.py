@@ -21,9 +21,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from citecheck.metrics import HEADLINE_METRICS, JUDGED_METRICS, METRIC_NAMES, METRICS
-from citecheck.suggestions import KINDS
-from citecheck.verdicts import (
+from citecheck.core.metrics import HEADLINE_METRICS, JUDGED_METRICS, METRIC_NAMES, METRICS
+from citecheck.core.verdicts import (
     CONTRADICTED,
     MISCITED,
     NOT_CHECK_WORTHY,
@@ -34,6 +33,7 @@ from citecheck.verdicts import (
     UNJUDGED,
     UNSUPPORTED,
 )
+from citecheck.features.suggestions import KINDS
 from citecheck.warehouse import tables as T
 
 SOURCE = "citecheck"

@@ -11,9 +11,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from citecheck.config import Config
-from citecheck.judges.base import Judge
-from citecheck.metrics import (
+from citecheck.core.config import Config
+from citecheck.core.metrics import (
     MetricAccumulator,
     ScoredTurn,
     full_counts,
@@ -22,12 +21,13 @@ from citecheck.metrics import (
     turn_counts,
     values,
 )
-from citecheck.model import JudgeItem, Judgment, StructuredTurn, Turn
-from citecheck.structural import ConversationHistory, structure_turn
-from citecheck.turns import Skipped
-from citecheck.verdicts import SentenceVerdict, decide
+from citecheck.core.model import JudgeItem, Judgment, StructuredTurn, Turn
+from citecheck.core.structural import ConversationHistory, structure_turn
+from citecheck.core.turns import Skipped
+from citecheck.core.verdicts import SentenceVerdict, decide
+from citecheck.judges.base import Judge
 
-JUDGE_BATCH_TURNS = 256
+JUDGE_BATCH_TURNS = 256  # turns per judge call: the CLI's `score` and the job's judge_shard step
 
 
 def in_conversation_order(turns: Iterable[Turn]) -> list[Turn]:

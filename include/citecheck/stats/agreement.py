@@ -1,4 +1,4 @@
-"""Judge calibration (SPEC §6): a judge's verdicts against reference labels.
+"""Judge agreement with reference labels (SPEC §6, the calibration report): a judge's verdicts against them.
 
 The reference is human labels for the calibration report, or the LLM judge for the daily
 judge-agreement metrics. False pass = reference-unsupported sentences the judge passed, over
@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from citecheck.ratio import Ratio
+from citecheck.stats.ratio import Ratio
 
 
 @dataclass(frozen=True, slots=True)
