@@ -23,6 +23,8 @@ from helpers.backfilled import backfill_sample
 from helpers.superset_server import Superset, running_superset
 
 REPO = Path(__file__).resolve().parents[1]
+TELEMETRY_HOST = "apachesuperset.gateway.scarf.sh"
+EMPTY_GIF = bytes.fromhex("47494638396101000100800000000000ffffff21f90401000000002c00000000010001000002024401003b")
 
 
 class Api:
@@ -142,6 +144,12 @@ def _open_in_chromium(server: Superset, path: str, chart_count: int) -> None:
         context = browser.new_context(viewport={"width": 1600, "height": 1200})
         page = context.new_page()
         watch(context, page, check)
+        # Superset 6.1's navbar always embeds a telemetry pixel (an <img> on scarf.sh): answered here
+        # with a local empty GIF, so nothing leaves the machine and no load error is logged for it.
+        pixel: list[str] = []
+        context.route(f"https://{TELEMETRY_HOST}/**",
+                      lambda route: (pixel.append(route.request.url), route.fulfill(
+                          status=200, content_type="image/gif", body=EMPTY_GIF)))
         page.goto(f"{server.url}/login/", wait_until="networkidle", timeout=180_000)
         page.fill("#username", server.username)
         page.fill("#password", server.password)

@@ -53,7 +53,7 @@ def running_superset(home: Path) -> Iterator[Superset]:
     config.write_text(
         f"SECRET_KEY = {secrets.token_urlsafe(32)!r}\n"
         f"SQLALCHEMY_DATABASE_URI = 'sqlite:///{home / 'superset.db'}'\n"
-        "WTF_CSRF_ENABLED = False\nTALISMAN_ENABLED = False\nSCARF_ANALYTICS = False  # no telemetry pixel\n"
+        "WTF_CSRF_ENABLED = False\nTALISMAN_ENABLED = False\n"
         "FEATURE_FLAGS = {'DASHBOARD_RBAC': False}\n", encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env.update(SUPERSET_CONFIG_PATH=str(config), SUPERSET_HOME=str(home), FLASK_APP="superset",
