@@ -60,6 +60,9 @@ def core_venv(wheel: Path) -> Path:
     venv = REPO / ".cache" / f"wheel-venv-{key}"
     ready = venv / ".core-installed"
     env = clean_env()
+    for stale in venv.parent.glob("wheel-venv-*"):
+        if stale != venv:  # built for an older pyproject.toml
+            shutil.rmtree(stale, ignore_errors=True)
     if not ready.exists():
         shutil.rmtree(venv, ignore_errors=True)
         run([sys.executable, "-m", "venv", str(venv)], env=env)
