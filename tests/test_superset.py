@@ -120,6 +120,11 @@ def test_superset_imports_the_dashboard_and_serves_the_warehouse(pg_warehouse_ur
         by_slice = {(r["slice_name"], r["slice_value"]): r["ratio_of_sums"] for r in rows["citation_recall by slice"]}
         assert by_slice[("all", "all")] == pytest.approx(overall)
 
+        # The compose profile's path: Superset's own `import-directory` takes the same folder (again,
+        # with overwrite: the UUIDs come from names, so nothing is duplicated).
+        again = server.cli("import-directory", str(bundle_dir), "--overwrite")
+        assert "error occurred" not in (again.stdout + again.stderr).lower(), again.stderr[-3000:]
+        assert len(api.call("GET", "/api/v1/chart/?q=(page_size:100)")["result"]) == len(charts)
         dashboard = api.call("GET", f"/api/v1/dashboard/{B.DASHBOARD_SLUG}")["result"]
         _open_in_chromium(server, dashboard["url"], len(charts))
 
