@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 
-def add_bi_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """The `bi` subcommands of the CLI."""
+def add_bi_commands(sub: Any) -> None:
+    """The `bi` subcommands of the CLI (`sub`: the CLI's `add_subparsers()` object)."""
     p = sub.add_parser("bi", help="generate what BI tools read: the dbt project's models, a Superset bundle")
     bi = p.add_subparsers(dest="bi_command", required=True)
 
