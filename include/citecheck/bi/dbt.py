@@ -120,7 +120,9 @@ def sources_yml(metrics_doc: str) -> dict[str, Any]:
             table = T.metadata.tables[name]
             entry["columns"] = []
             for column in table.columns:
-                col: dict[str, Any] = {"name": str(column.name), "description": _column_description(name, column, text)}
+                col: dict[str, Any] = {"name": str(column.name)}
+                if described_column := _column_description(name, column, text):
+                    col["description"] = described_column
                 if tests := _tests(name, column):
                     col["data_tests"] = tests
                 entry["columns"].append(col)
