@@ -9,6 +9,8 @@ select
     alone,
     rest,
     credited,
+    pointer_problem,
+    unverified,
     run_id,
     config_hash,
     judge_versions

@@ -54,7 +54,7 @@ from citecheck.stats.step_tests import level_shift_p, sampling_p
 DEFAULT_METRICS = (
     "unknown_label_rate", "unknown_labels_per_1000_answers", "rewrite_or_block_per_1000_answers", "attachment_rate",
     "multi_citation_share", "marker_after_stop_share", "unjudged_rate", "citation_recall", "citation_precision",
-    "first_stage_false_pass_rate", "refusal_rate",
+    "first_stage_false_pass_rate", "refusal_rate", "pointer_problem_rate",
 )
 
 
@@ -90,6 +90,7 @@ DEFAULT_THRESHOLDS: dict[str, Threshold] = {
     "citation_precision": Threshold(abs=0.05),
     "first_stage_false_pass_rate": Threshold(abs=0.1),
     "refusal_rate": Threshold(abs=0.03, rel=0.5),
+    "pointer_problem_rate": Threshold(abs=0.01, rel=0.5),  # a provider app's logging or format change
 }
 FALLBACK_THRESHOLD = Threshold(rel=0.25)  # a configured metric without its own threshold
 ONGOING_DAYS = 3  # a change already seen on one of these last days is not a new step
