@@ -90,3 +90,9 @@ def test_grant_bi_cli_with_texts(bi_role, monkeypatch, capsys):
     assert _refused(as_role, "SELECT text FROM sentence_verdicts")
     assert main(["grant-bi", "--with-texts"]) == 0
     assert not _refused(as_role, "SELECT text FROM sentence_verdicts")
+
+
+def test_the_superset_dashboard_queries_no_column_the_bi_role_is_refused():
+    from citecheck.bi.superset import SUGGESTION_COLUMNS
+
+    assert not set(SUGGESTION_COLUMNS) & set(T.BI_TEXT_COLUMNS["recite_suggestions"])
