@@ -53,10 +53,10 @@ def _summary(payload: dict[str, Any]) -> Iterator[str]:
     run = payload["run"]
     yield (f"turns read {run['turns_read']}, scored {run['turns_scored']}, skipped {run['turns_skipped']}"
            f" · judge {run['judge']} {run['judge_version'] or ''} · config {run['config_hash']}")
-    from citecheck.metrics import HEADLINE_METRICS
+    from citecheck.metrics import SCORED_HEADLINE_METRICS
 
     yield f"{'metric':<26}{'micro':>10}{'macro':>10}  micro 95% interval"
-    for name in HEADLINE_METRICS:
+    for name in SCORED_HEADLINE_METRICS:
         row = [payload["metrics"][avg].get(name) for avg in ("micro", "macro")]
         ci = payload["metrics"].get("intervals", {}).get("micro", {}).get(name) or {}
         span = "" if ci.get("ci_low") is None else f"  [{ci['ci_low']:.3f}, {ci['ci_high']:.3f}]"
@@ -148,7 +148,8 @@ def cmd_sample(args: argparse.Namespace) -> int:
     data = demo.generate(dt.date.fromisoformat(args.start), args.days, args.turns_per_day, seed=args.seed)
     out = Path(args.out)
     demo.write_sample(data, out)
-    print(f"wrote {len(data.turns)} turns (+{len(data.malformed_lines)} malformed lines) to {out}")
+    print(f"wrote {len(data.turns)} turns (+{len(data.malformed_lines)} malformed lines), "
+          f"{len(data.reader_events)} reader events and {len(data.late_reader_events)} late ones to {out}")
     return EXIT_OK
 
 
@@ -186,14 +187,17 @@ def _safe_url(url: str) -> str:
 
 def cmd_load_sample(args: argparse.Namespace) -> int:
     from citecheck import demo
-    from citecheck.warehouse import load_turns
+    from citecheck.reader_events import reader_event
+    from citecheck.warehouse import load_reader_events, load_turns
 
     engine = _engine()
     data = demo.generate(args.start, args.days, args.turns_per_day, seed=args.seed)
     n = load_turns(engine, data.turns + _loadable_malformed(data))
+    events = load_reader_events(engine, [reader_event(e) for e in data.reader_events])
     if args.write_judge:
         demo.write_judge(data, Path(args.write_judge))
-    print(f"loaded {n} sample turns for {args.days} day(s) from {args.start}")
+    print(f"loaded {n} sample turns for {args.days} day(s) from {args.start}, {events.loaded} reader events "
+          f"(the {len(data.late_reader_events)} that arrive a day late are in `citecheck sample`'s events_late.jsonl)")
     return EXIT_OK
 
 
@@ -229,6 +233,76 @@ def cmd_load_turns(args: argparse.Namespace) -> int:
     return EXIT_SKIPPED if bad or duplicates else EXIT_OK
 
 
+def cmd_load_events(args: argparse.Namespace) -> int:
+    """Load reader events (SPEC §1 JSON Lines), idempotent by event id; report what was loaded,
+    duplicates (already loaded, or repeating an earlier line), orphaned events (their turn is not
+    in the warehouse: kept and counted) and rejected lines with line number and reason."""
+    from citecheck.reader_events import EventError, reader_event
+    from citecheck.turns import decode_line
+    from citecheck.warehouse import load_reader_events
+
+    events, lines, rejected = [], [], []
+    try:
+        handle = open(args.file, "rb")  # noqa: SIM115 - closed below; an unreadable file is unusable input
+    except OSError as exc:
+        sys.stderr.write(f"citecheck: error: cannot read {args.file}: {exc.strerror or exc}\n")
+        return EXIT_USAGE
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                data = decode_line(raw)
+            except ValueError as exc:
+                rejected.append({"line": number, "reason": f"malformed line: {str(exc)[:200]}"})
+                continue
+            try:
+                events.append(reader_event(data))
+            except EventError as exc:
+                rejected.append({"line": number, "reason": str(exc)[:300]})
+                continue
+            lines.append(number)
+    report = load_reader_events(_engine(), events)
+    line_of = {e.event_id: n for e, n in zip(reversed(events), reversed(lines), strict=True)}  # first line
+    duplicates = [{"event_id": i, "reason": "already loaded" if earlier == "already loaded"
+                   else f"repeats line {lines[earlier]}"} for i, earlier in report.duplicates]
+    repeats = sum(isinstance(earlier, int) for _, earlier in report.duplicates)
+    _write({"loaded": report.loaded, "duplicates": duplicates,
+            "orphaned": [{"line": line_of[i], "event_id": i, "turn_id": t} for i, t in report.orphaned],
+            "rejected": rejected}, None)
+    sys.stderr.write(f"reader events: {report.loaded} loaded, {len(duplicates)} duplicate(s), "
+                     f"{len(report.orphaned)} orphaned (kept; their turn is not loaded), {len(rejected)} rejected\n")
+    for bad in rejected[:20]:
+        sys.stderr.write(f"line {bad['line']}: {bad['reason']}\n")
+    return EXIT_SKIPPED if rejected or repeats else EXIT_OK
+
+
+def cmd_stale(args: argparse.Namespace) -> int:
+    """The published days of the range whose turns or reader events were loaded after the run
+    that published them began."""
+    from citecheck.job import stale_days
+
+    if args.to < args.from_:
+        sys.stderr.write(f"citecheck: error: --to {args.to} is before --from {args.from_}\n")
+        return EXIT_USAGE
+    settings = _job_settings(args)
+    days = stale_days(_engine(), _days(args.from_, args.to), settings.config.timezone)
+    if args.json:
+        _write([d.as_dict() for d in days], None)  # type: ignore[arg-type]
+        return EXIT_OK
+    for d in days:
+        print(f"{d.day}  stale: {d.late_turns} turn(s) and {d.late_events} reader event(s) loaded after run "
+              f"{d.run_id} began ({d.started_at:%Y-%m-%d %H:%M:%S} UTC)")
+    print(f"{len(days)} stale day(s) from {args.from_} to {args.to}")
+    return EXIT_OK
+
+
+def _days(first, last) -> list:
+    import datetime as dt
+
+    return [first + dt.timedelta(days=i) for i in range((last - first).days + 1)]
+
+
 def _job_settings(args: argparse.Namespace):
     from citecheck.job import settings_from_env
 
@@ -238,12 +312,15 @@ def _job_settings(args: argparse.Namespace):
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from citecheck.job import ValidationFailed, published_config_hash, run_day
+    from citecheck.job import ValidationFailed, rerun_reason, run_day
+    from citecheck.warehouse.freshness import published_days
 
     engine = _engine()
     settings = _job_settings(args)
-    if not args.force and published_config_hash(engine, args.day) == settings.run_config_hash:
-        print(f"{args.day}: already published with config {settings.run_config_hash} (use --force to rerun)")
+    state = published_days(engine, [args.day], settings.config.timezone).get(args.day)
+    if rerun_reason(state, settings.run_config_hash, force=args.force) is None:
+        print(f"{args.day}: already published with config {settings.run_config_hash} and nothing loaded since "
+              "(use --force to rerun)")
         return EXIT_OK
     try:
         result = run_day(engine, args.day, settings)
@@ -257,16 +334,15 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_backfill(args: argparse.Namespace) -> int:
-    import datetime as dt
-
     from tqdm import tqdm
 
     from citecheck.job import backfill
 
-    days = [args.from_ + dt.timedelta(days=i) for i in range((args.to - args.from_).days + 1)]
+    days = _days(args.from_, args.to)
     progress = tqdm(days, desc="backfill", unit="day", disable=not sys.stderr.isatty())
     report = backfill(_engine(), progress, _job_settings(args), force=args.force,
-                      on_failure=lambda _day, exc: sys.stderr.write(f"{exc}\n"))
+                      on_failure=lambda _day, exc: sys.stderr.write(f"{exc}\n"),
+                      on_day=lambda day, what, why: print(f"{day}  {what}: {why}"))
     print(f"backfill {args.from_}..{args.to}: {len(report.published)} published, "
           f"{len(report.up_to_date)} already up to date, {len(report.failed_validation)} failed validation")
     return EXIT_VALIDATION_FAILED if report.failed_validation else EXIT_OK
@@ -478,6 +554,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("load-turns", help="append turns (SPEC §1 JSON Lines) to the source tables")
     p.add_argument("--file", required=True)
     p.set_defaults(func=cmd_load_turns)
+
+    p = sub.add_parser("load-events", help="load reader events (SPEC §1 JSON Lines), idempotent by event_id")
+    p.add_argument("--file", required=True)
+    p.set_defaults(func=cmd_load_events)
+
+    p = sub.add_parser("stale", help="list published days whose turns or reader events arrived after their run")
+    p.add_argument("--from", dest="from_", type=_day, required=True)
+    p.add_argument("--to", type=_day, required=True)
+    p.add_argument("--json", action="store_true", help="JSON list of the stale days")
+    p.set_defaults(func=cmd_stale)
 
     p = sub.add_parser("run", help="run the daily job for one day (CITECHECK_JUDGE picks the judge)")
     p.add_argument("--day", type=_day, required=True)

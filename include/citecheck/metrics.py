@@ -23,6 +23,7 @@ from citecheck.config import Config
 from citecheck.intervals import ClusterTotals, Interval, harmonic_mean_gradient, mean_variance, proportion_intervals
 from citecheck.model import StructuredTurn
 from citecheck.ratio import Ratio
+from citecheck.reader_events import READER_COUNT_KEYS, ReaderEvent, reader_counts
 from citecheck.verdicts import (
     CONTRADICTED,
     MISCITED,
@@ -60,6 +61,11 @@ METRICS: dict[str, tuple[str, str, float]] = {
     "first_stage_agreement": ("first_stage_agree", "agreement_sample", 1.0),
     "first_stage_false_pass_rate": ("first_stage_false_pass", "agreement_sample_llm_unsupported", 1.0),
     "first_stage_false_fail_rate": ("first_stage_false_fail", "agreement_sample_llm_supported", 1.0),
+    # reader events (citecheck.reader_events): null on a day that logs none
+    "citation_open_rate": ("citations_opened", "citations_shown", 1.0),
+    "citation_opens_per_1000_answers": ("citation_opens", "reader_answers", 1000.0),
+    "source_reports_per_1000_answers": ("source_reports", "reader_answers", 1000.0),
+    "reported_citation_unsupported_share": ("reported_citations_uncredited", "judged_reported_citations", 1.0),
 }
 COUNT_KEYS = (
     "answers", "refusals", "sentences", "check_worthy_sentences", "attached", "citations", "unknown_labels",
@@ -69,15 +75,17 @@ COUNT_KEYS = (
     "judged_citations", "credited_citations", "supported", "miscited", "uncited_supported", "unsupported",
     "partial", "contradicted", "faithful", "agreement_sample", "first_stage_agree",
     "agreement_sample_llm_supported", "agreement_sample_llm_unsupported", "first_stage_false_pass",
-    "first_stage_false_fail", "answers_rewrite_or_block",
+    "first_stage_false_fail", "answers_rewrite_or_block", *READER_COUNT_KEYS,
 )
 DERIVED = ("citation_f1",)
 METRIC_NAMES = (*METRICS, *DERIVED)
 RATE_METRICS = tuple(m for m, (_, _, scale) in METRICS.items() if scale == 1.0) + DERIVED
 JUDGED_METRICS = frozenset(m for m, (_, den, _) in METRICS.items() if den.startswith(("judged", "selected"))
                            or den.startswith("agreement")) | frozenset(DERIVED)
+READER_METRICS = ("citation_open_rate", "citation_opens_per_1000_answers", "source_reports_per_1000_answers",
+                  "reported_citation_unsupported_share")
 TURN_LEVEL_METRICS = frozenset({"refusal_rate", "unknown_labels_per_1000_answers", "cited_char_share",
-                                "rewrite_or_block_per_1000_answers"})
+                                "rewrite_or_block_per_1000_answers", *READER_METRICS})
 # An answer a runtime checker would rewrite or block: any unknown label, or a judged check-worthy
 # sentence with one of these verdicts.
 REWRITE_OR_BLOCK_VERDICTS = frozenset({UNSUPPORTED, MISCITED})
@@ -85,8 +93,11 @@ REWRITE_OR_BLOCK_VERDICTS = frozenset({UNSUPPORTED, MISCITED})
 HEADLINE_METRICS = (
     "attachment_rate", "citation_recall", "citation_precision", "citation_f1", "support_rate_of_cited",
     "faithfulness", "unknown_label_rate", "miscited_rate", "uncited_supported_rate", "unsupported_rate",
-    "refusal_rate", "unjudged_rate",
+    "refusal_rate", "unjudged_rate", "citation_open_rate", "source_reports_per_1000_answers",
+    "reported_citation_unsupported_share",
 )
+# The headline metrics a scored file has without the warehouse's reader events (`score`, `compare`).
+SCORED_HEADLINE_METRICS = tuple(m for m in HEADLINE_METRICS if m not in READER_METRICS)
 # SPEC §5 invariant: citation_recall is at most each of these, per slice and averaging.
 RECALL_UPPER_BOUNDS = ("judged_attachment_rate", "faithfulness")
 # Two different thresholds on purpose: the `multi_citation` slice holds sentences with two or
@@ -106,11 +117,14 @@ _NUMBER = re.compile(r"\d")
 
 @dataclass(frozen=True, slots=True)
 class ScoredTurn:
-    """A turn after judging: its structure, one verdict per sentence, and whether it was judged."""
+    """A turn after judging: its structure, one verdict per sentence, and whether it was judged.
+    `reader_events`: its reader events, None when its day logs no reader event at all (the
+    reader metrics are then null, not zero)."""
 
     structured: StructuredTurn
     verdicts: tuple[SentenceVerdict, ...]
     selected: bool = True
+    reader_events: tuple[ReaderEvent, ...] | None = None
 
     @property
     def turn_id(self) -> str:
@@ -206,6 +220,8 @@ def _counts(scored: ScoredTurn, verdicts: Sequence[SentenceVerdict], *, whole: b
     c["judged_answers"] = int(selected)
     if whole:
         c["answers_rewrite_or_block"] = int(rewrite or unknown_labels > 0)
+        if scored.reader_events is not None:
+            c.update(reader_counts(scored.reader_events, scored.verdicts, selected=selected))
     return c
 
 
