@@ -47,9 +47,9 @@ from citecheck.warehouse.freshness import PublishedDay, published_days
 
 __all__ = [
     "DEFAULT_JUDGE_SPEC", "STEP_NAMES", "BackfillReport", "DayRun", "JobSettings", "ValidationFailed", "aggregate",
-    "backfill", "build_judge", "day_metrics", "escalate", "extract", "judge_shard", "merge_judge_stats",
-    "monitor", "new_run_id", "publish", "published_config_hash", "record_run", "report", "rerun_reason", "run_day",
-    "run_steps", "sample_settings", "settings_from_env", "stale_days", "structural", "validate",
+    "backfill", "build_judge", "day_metrics", "escalate", "extract", "judge_shard", "merge_judge_stats", "monitor",
+    "new_run_id", "publish", "published_config_hash", "record_run", "report", "rerun_reason", "restate_window",
+    "run_day", "run_steps", "sample_settings", "settings_from_env", "stale_days", "structural", "validate",
 ]
 
 
@@ -93,6 +93,13 @@ def rerun_reason(published_day: PublishedDay | None, config_hash: str, *, force:
 def stale_days(engine: Engine, days: Iterable[dt.date], timezone: str = "UTC") -> list[PublishedDay]:
     """The published days among `days` whose inputs changed after their published run began."""
     return [p for p in published_days(engine, days, timezone).values() if p.stale]
+
+
+def restate_window(last_day: dt.date, restate_days: int) -> list[dt.date]:
+    """The `restate_days` days ending with `last_day` (oldest first): where the restate DAG looks."""
+    if restate_days < 1:
+        raise ValueError(f"restate_days must be at least 1, got {restate_days}")
+    return [last_day - dt.timedelta(days=restate_days - 1 - i) for i in range(restate_days)]
 
 
 def backfill(engine: Engine, days: Iterable[dt.date], settings: JobSettings, *, force: bool = False,
