@@ -109,8 +109,10 @@ def main(argv: list[str] | None = None) -> int:
 
     from citecheck import job
     from citecheck import warehouse as W
-    from citecheck.config import config_from_mapping, load_config
-    from citecheck.monitor import alerts_between, monitor_day, monitor_settings, slice_label
+    from citecheck.core.config import config_from_mapping, load_config
+    from citecheck.features.monitor import monitor_settings, slice_label
+    from citecheck.job import monitor_day
+    from citecheck.warehouse.published import alerts_between
 
     sections = {"check_worthiness": {"refusals": [REFUSAL]}}
     if args.config:

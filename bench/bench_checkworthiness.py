@@ -2,7 +2,7 @@
 
 Data: `bench/data/factcheck_gpt_checkworthiness/sentences.jsonl`, 311 sentences of LLM
 answers labelled `yes` (a check-worthy factual claim), `opinion`, `not_a_claim` or `other`.
-The filter (`citecheck.structural.check_worthiness` with the default configuration) should drop
+The filter (`citecheck.core.structural.check_worthiness` with the default configuration) should drop
 almost no `yes` sentence: a dropped claim escapes every later check, while a kept non-claim only
 costs a judge call and, at worst, an `unsupported` verdict a reviewer can dismiss.
 
@@ -22,8 +22,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from citecheck.config import Config
-from citecheck.structural import check_worthiness
+from citecheck.core.config import Config
+from citecheck.core.structural import check_worthiness
 
 DATASETS = Path(__file__).resolve().parent / "data"
 FACTCHECK = DATASETS / "factcheck_gpt_checkworthiness" / "sentences.jsonl"

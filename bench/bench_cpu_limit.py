@@ -5,7 +5,7 @@
 Measures this machine's dense matrix-multiply peak on the threads it is given: fp32 through torch
 (`torch.mm`, 1024 × 1024 × 1024) and int8 through ONNX Runtime's `MatMulInteger` (uint8 × int8 →
 int32, the kernel its dynamically quantized models run). From the encoder's FLOPs per token
-(`citecheck.capacity.ENCODER_FLOPS_PER_TOKEN`) and the mean tokens of the measured pairs, each peak
+(`citecheck.features.capacity.ENCODER_FLOPS_PER_TOKEN`) and the mean tokens of the measured pairs, each peak
 gives the pairs/s a perfect fp32 or int8 implementation would reach. With `--figures` (the JSON of
 `bench/bench_nli.py --json`) it prints every measured variant's pairs/s as a share of that limit.
 """
@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "include"))
 
-from citecheck.capacity import ENCODER_FLOPS_PER_TOKEN
+from citecheck.features.capacity import ENCODER_FLOPS_PER_TOKEN
 
 SIZE = 1024
 

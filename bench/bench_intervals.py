@@ -40,11 +40,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "include"))
 
-from citecheck.config import Config
-from citecheck.intervals import proportion_interval
-from citecheck.metrics import MetricAccumulator, ScoredTurn
-from citecheck.model import Sentence, StructuredTurn, Turn
-from citecheck.verdicts import SUPPORTED, UNSUPPORTED, SentenceVerdict
+from citecheck.core.config import Config
+from citecheck.core.metrics import MetricAccumulator, ScoredTurn
+from citecheck.core.model import Sentence, StructuredTurn, Turn
+from citecheck.core.verdicts import SUPPORTED, UNSUPPORTED, SentenceVerdict
+from citecheck.stats.intervals import proportion_interval
 
 KAPPA = 3.0  # Beta concentration of the per-answer support probability: small = strong correlation
 Q_ALPHA, Q_BETA = 8.0, 2.0

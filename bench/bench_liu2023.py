@@ -28,8 +28,8 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from citecheck.config import Config
-from citecheck.parsing import parse_answer
+from citecheck.core.config import Config
+from citecheck.core.parsing import parse_answer
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "bench" / "data" / "liu2023_verifiability" / "responses.json"

@@ -31,7 +31,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from citecheck.config import Config
+from citecheck.core.config import Config
+from citecheck.core.pipeline import judge_items, structure_turns
+from citecheck.core.text import normalise_statement
+from citecheck.core.turns import turn_from_dict
 from citecheck.judges.llm import (
     BATCH_DISCOUNT,
     REPLY_SCHEMA,
@@ -40,9 +43,6 @@ from citecheck.judges.llm import (
     estimate_tokens,
 )
 from citecheck.judges.recorded import parse_table
-from citecheck.pipeline import judge_items, structure_turns
-from citecheck.text import normalise_statement
-from citecheck.turns import turn_from_dict
 
 FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "orbit_labs.json"
 ANSWERS = 1_000

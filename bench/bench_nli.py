@@ -50,7 +50,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "include"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from citecheck import capacity
+from citecheck.core.model import JudgeItem, Passage
+from citecheck.core.parsing import split_sentences
+from citecheck.core.pipeline import JUDGE_BATCH_TURNS
+from citecheck.features import capacity
 from citecheck.judges.nli import (
     CrossEncoderScorer,
     NLIJudge,
@@ -58,9 +61,6 @@ from citecheck.judges.nli import (
     load_scorer,
 )
 from citecheck.judges.nli_backends import has_bf16_units
-from citecheck.model import JudgeItem, Passage
-from citecheck.parsing import split_sentences
-from citecheck.pipeline import JUDGE_BATCH_TURNS
 
 NLI_LABELS = {0: "contradiction", 1: "entailment", 2: "neutral"}  # cross-encoder/nli-* order
 _WORDS = (
@@ -466,7 +466,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     quiet_transformers()
     import torch
 
-    from citecheck.cache import open_cache
+    from citecheck.warehouse.judgment_cache import open_cache
 
     work = Path(tempfile.mkdtemp(prefix="bench-nli-"))
     t0 = time.perf_counter()

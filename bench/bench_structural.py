@@ -223,11 +223,11 @@ def _peak_mib() -> float:
 
 def structural_pass(path: Path, checkpoints: list[int], batch_turns: int = 256) -> dict:
     """Stream the file through the structural pass; print a row at each checkpoint."""
-    from citecheck.config import Config
-    from citecheck.metrics import MetricAccumulator
-    from citecheck.pipeline import judge_batch
-    from citecheck.structural import ConversationHistory, structure_turn
-    from citecheck.turns import Skipped, read_jsonl
+    from citecheck.core.config import Config
+    from citecheck.core.metrics import MetricAccumulator
+    from citecheck.core.pipeline import judge_batch
+    from citecheck.core.structural import ConversationHistory, structure_turn
+    from citecheck.core.turns import Skipped, read_jsonl
 
     config = Config()
     acc = MetricAccumulator(config)

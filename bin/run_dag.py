@@ -37,7 +37,7 @@ def main(argv: list[str]) -> int:
     print(f"DAG run {run.run_id}: {run.state}")
     if str(run.state) not in ("success", "DagRunState.SUCCESS"):
         return 1
-    from citecheck.metrics import HEADLINE_METRICS
+    from citecheck.core.metrics import HEADLINE_METRICS
     from citecheck.warehouse import day_metrics, engine_for
 
     rows = [r for r in day_metrics(engine_for(), day) if r["slice_name"] == "all" and r["averaging"] == "micro"]

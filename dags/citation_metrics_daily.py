@@ -14,7 +14,7 @@ The steps are `citecheck.job`'s, wired here in the order of `citecheck.job.run_s
 returns the day and run id every later task takes; XCom carries ids and counts only;
 intermediate data is staged in the warehouse under the run id.
 
-**Which day a run scores** (`citecheck.metric_day`): the `day` param when given, else the run's
+**Which day a run scores** (`citecheck.job.metric_day`): the `day` param when given, else the run's
 logical date, else its data interval (a manual run without either scores yesterday). Run one day:
 `airflow dags trigger citation_metrics_daily --conf '{"day": "2026-11-25"}'` (or the `day` field
 of the trigger form); backfill a range (logical dates are the days themselves):
@@ -57,7 +57,7 @@ def _connection(conn_id: str):
 
 def _day_run(extracted: dict | None = None, *, with_anthropic_key: bool = False, context=None):
     """The `citecheck.job.DayRun` of this DAG run: the day and run id `extract` returned (or, for
-    `extract` itself, the day `citecheck.metric_day` picks and the DAG run id), the settings from
+    `extract` itself, the day `citecheck.job.metric_day` picks and the DAG run id), the settings from
     the DAG params and environment, the warehouse from the Airflow connection (else CITECHECK_WAREHOUSE_URL), and
     for the LLM step the Anthropic key from its connection (Airflow masks it in task logs).
     `context`: the one a callback is handed (default: the running task's)."""
@@ -65,7 +65,7 @@ def _day_run(extracted: dict | None = None, *, with_anthropic_key: bool = False,
     from airflow.sdk.exceptions import AirflowFailException
 
     from citecheck.job import DayRun, settings_from_env
-    from citecheck.metric_day import AmbiguousDay, metric_day
+    from citecheck.job.metric_day import AmbiguousDay, metric_day
     from citecheck.warehouse import engine_for
 
     ctx = context or get_current_context()
@@ -96,7 +96,8 @@ class AlertNotifier(SmtpNotifier):
         super().__init__(to=[], smtp_conn_id=ALERTS_SMTP_CONN_ID, **kwargs)
 
     def notify(self, context):
-        from citecheck.monitor import alert_message, alerts_between, monitor_settings
+        from citecheck.features.monitor import alert_message, monitor_settings
+        from citecheck.warehouse.published import alerts_between
 
         if _connection(self.smtp_conn_id) is None:
             self.log.info("alert e-mail is off: no connection %r", self.smtp_conn_id)

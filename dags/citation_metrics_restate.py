@@ -63,7 +63,7 @@ def citation_metrics_restate():
         from airflow.sdk import get_current_context
 
         from citecheck.job import restate_window, settings_from_env, stale_days
-        from citecheck.metric_day import metric_day
+        from citecheck.job.metric_day import metric_day
 
         ctx = get_current_context()
         settings = settings_from_env()

@@ -245,9 +245,9 @@ def _seconds(fn) -> float:
 def test_big_answers_structure_in_linear_time():
     """With the size limit lifted, the parser and structural checks handle 10 MB and 100,000-marker
     answers (these were quadratic: 47 s for 100,000 distinct markers, seconds for nested ones)."""
-    from citecheck.config import Config
-    from citecheck.structural import structure_turn
-    from citecheck.turns import turn_from_dict
+    from citecheck.core.config import Config
+    from citecheck.core.structural import structure_turn
+    from citecheck.core.turns import turn_from_dict
 
     cfg = Config(max_answer_chars=0)
     sentence = "The nightly hotel cap is 220 euros [S1]. "
@@ -272,8 +272,8 @@ def test_big_answers_structure_in_linear_time():
 
 
 def test_the_answer_size_limit_is_configurable():
-    from citecheck.config import ConfigError, config_from_mapping
-    from citecheck.turns import TurnError, turn_from_dict
+    from citecheck.core.config import ConfigError, config_from_mapping
+    from citecheck.core.turns import TurnError, turn_from_dict
 
     data = turn("limit", answer="The cap is 220 euros [S1]. " * 100)
     limited = config_from_mapping({"segmentation": {"max_answer_chars": 1000}})

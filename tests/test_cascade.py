@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from citecheck.calibration import agreement
+from citecheck.core.model import JudgeItem, Passage
 from citecheck.judges import JudgeSpecError, judge_from_spec
 from citecheck.judges.cascade import CascadeJudge
 from citecheck.judges.llm import MemoryBatchStateStore
-from citecheck.model import JudgeItem, Passage
-from citecheck.ratio import Ratio
-from citecheck.sampling import sample_fraction
+from citecheck.stats.calibration import agreement
+from citecheck.stats.ratio import Ratio
+from citecheck.stats.sampling import sample_fraction
 from helpers import REPO, load_fixture, score_dicts
 from helpers.fake_anthropic import FakeAnthropic, entry, grade_by_id, request_input, serve_with_env
 

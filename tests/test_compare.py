@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from citecheck.cli import main
-from citecheck.metrics import SCORED_HEADLINE_METRICS
+from citecheck.core.metrics import SCORED_HEADLINE_METRICS
 from helpers import score_dicts
 
 N_TURNS = 24

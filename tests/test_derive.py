@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from citecheck.core.model import Judgment, Sentence
+from citecheck.core.verdicts import MISCITED, PARTIAL, SUPPORTED, decide
 from citecheck.judges.derive import alce_credited, derive_judgment, liu_credit
 from citecheck.judges.llm import Assessment, judgment_of
-from citecheck.model import Judgment, Sentence
-from citecheck.verdicts import MISCITED, PARTIAL, SUPPORTED, decide
 
 
 def by_sets(*supporting: set[str]):

@@ -7,13 +7,13 @@ from fractions import Fraction
 
 import pytest
 
-from citecheck.calibration import agreement
-from citecheck.config import config_from_mapping
+from citecheck.core.config import config_from_mapping
+from citecheck.core.parsing import parse_answer
+from citecheck.core.structural import check_worthiness
+from citecheck.core.sufficiency import evidence_sufficiency
+from citecheck.core.turns import turn_from_dict
 from citecheck.judges import judge_from_spec
-from citecheck.parsing import parse_answer
-from citecheck.structural import check_worthiness
-from citecheck.sufficiency import evidence_sufficiency
-from citecheck.turns import turn_from_dict
+from citecheck.stats.calibration import agreement
 from helpers import load_fixture, score_dicts
 
 ORBIT = load_fixture("orbit_labs.json")

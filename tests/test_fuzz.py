@@ -15,11 +15,11 @@ import string
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from citecheck.config import Config, config_from_mapping
-from citecheck.model import Turn
-from citecheck.parsing import parse_answer, split_sentences
-from citecheck.structural import ConversationHistory, structure_turn
-from citecheck.turns import MAX_LABEL_CHARS, Skipped, TurnError, parse_line, turn_from_dict
+from citecheck.core.config import Config, config_from_mapping
+from citecheck.core.model import Turn
+from citecheck.core.parsing import parse_answer, split_sentences
+from citecheck.core.structural import ConversationHistory, structure_turn
+from citecheck.core.turns import MAX_LABEL_CHARS, Skipped, TurnError, parse_line, turn_from_dict
 
 DEFAULT = Config()
 NUMERIC = config_from_mapping({"markers": {"pattern": r"\[(?P<labels>\d+(?:\s*,\s*\d+)*)\]"}})

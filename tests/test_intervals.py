@@ -10,12 +10,12 @@ import pytest
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
-from citecheck.config import Config
-from citecheck.intervals import ClusterTotals, Interval, mean_variance, proportion_interval, proportion_intervals
+from citecheck.core.config import Config
+from citecheck.core.metrics import JUDGED_METRICS, MetricAccumulator
+from citecheck.core.pipeline import score_structured, structure_turns
+from citecheck.core.turns import turn_from_dict
 from citecheck.judges import judge_from_spec
-from citecheck.metrics import JUDGED_METRICS, MetricAccumulator
-from citecheck.pipeline import score_structured, structure_turns
-from citecheck.turns import turn_from_dict
+from citecheck.stats.intervals import ClusterTotals, Interval, mean_variance, proportion_interval, proportion_intervals
 from helpers import load_fixture, score_dicts
 
 ORBIT = load_fixture("orbit_labs.json")
@@ -43,7 +43,7 @@ def test_ratio_variance_matches_the_textbook_formula():
 
 
 def test_flushing_in_chunks_changes_nothing(monkeypatch):
-    import citecheck.intervals as I
+    import citecheck.stats.intervals as I
 
     monkeypatch.setattr(I, "FLUSH_ROWS", 3)
     chunked = _totals()
@@ -128,7 +128,7 @@ def _sample_turns(copies: int = 1) -> list[dict]:
 
 
 def _orbit_score(copies: int) -> dict:
-    from citecheck.config import config_from_mapping
+    from citecheck.core.config import config_from_mapping
 
     config = config_from_mapping({"check_worthiness": {"refusals": [ORBIT["refusal_text"]]}})
     return score_dicts(_sample_turns(copies), ORBIT["judge"], config)
@@ -178,7 +178,7 @@ def test_intervals_are_deterministic():
 
 def test_judging_a_share_of_the_day_widens_the_interval():
     """Judged turns are a sample of the day: the interval comes from the judged answers only."""
-    from citecheck.config import config_from_mapping
+    from citecheck.core.config import config_from_mapping
 
     config = config_from_mapping({"check_worthiness": {"refusals": [ORBIT["refusal_text"]]}})
     turns = [turn_from_dict(t) for t in _sample_turns(40)]

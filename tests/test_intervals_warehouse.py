@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 from citecheck import demo, job
 from citecheck import warehouse as W
-from citecheck.metrics import JUDGED_METRICS
+from citecheck.core.metrics import JUDGED_METRICS
 from citecheck.warehouse import tables as T
 
 DAY = dt.date(2026, 11, 24)

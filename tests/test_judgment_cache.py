@@ -8,15 +8,10 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from citecheck.cache import (
-    CacheKey,
-    InMemoryCache,
-    SQLCache,
-    cache_key,
-    judgment_cache,
-    open_cache,
-)
-from citecheck.text import text_hash
+from citecheck.core.text import text_hash
+from citecheck.judges.cache import CacheKey, InMemoryCache, cache_key
+from citecheck.warehouse.judgment_cache import SQLCache, open_cache
+from citecheck.warehouse.tables import judgment_cache
 
 REPO = Path(__file__).resolve().parents[1]
 

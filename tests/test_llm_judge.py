@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from citecheck.core.model import JudgeItem, Passage
 from citecheck.judges import JudgeSpecError, judge_from_spec
 from citecheck.judges.llm import (
     DEFAULT_MODEL,
@@ -20,7 +21,6 @@ from citecheck.judges.llm import (
     liu_credit,
     retry_after_s,
 )
-from citecheck.model import JudgeItem, Passage
 from helpers import load_fixture
 from helpers.fake_anthropic import FakeAnthropic, entry, grade_by_id, request_input, serve_with_env
 

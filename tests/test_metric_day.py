@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from citecheck.metric_day import AmbiguousDay, metric_day
+from citecheck.job.metric_day import AmbiguousDay, metric_day
 
 UTC = dt.UTC
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from citecheck.config import Config
+from citecheck.core.config import Config
+from citecheck.core.metrics import RATE_METRICS, invariant_violations
+from citecheck.core.pipeline import score
+from citecheck.core.turns import turn_from_dict
 from citecheck.judges.recorded import RecordedJudge, RecordedJudgment
-from citecheck.metrics import RATE_METRICS, invariant_violations
-from citecheck.pipeline import score
-from citecheck.turns import turn_from_dict
 
 LABELS = ["S1", "S2", "S3", "S4", "S9"]
 CLAIMS = [f"Claim number {i} holds for item {i}." for i in range(6)]

@@ -13,19 +13,19 @@ import sqlalchemy as sa
 from citecheck import job
 from citecheck import warehouse as W
 from citecheck.cli import main
-from citecheck.config import ConfigError, config_from_mapping
-from citecheck.monitor import (
+from citecheck.core.config import ConfigError, config_from_mapping
+from citecheck.features.monitor import (
     DEFAULT_METRICS,
     MonitorSettings,
     Threshold,
     alert_message,
-    alerts_between,
     check_series,
     level_shift_p,
-    monitor_day,
     monitor_settings,
 )
+from citecheck.job import monitor_day
 from citecheck.warehouse import tables as T
+from citecheck.warehouse.published import alerts_between
 from helpers import orbit_settings, orbit_warehouse_turns
 
 START = dt.date(2026, 10, 1)
@@ -91,7 +91,7 @@ def test_the_day_interval_is_the_sampling_evidence_when_the_row_has_one():
 
 
 def test_ongoing_looks_back_a_few_days():
-    from citecheck.monitor import ONGOING_DAYS
+    from citecheck.features.monitor import ONGOING_DAYS
 
     t = Threshold(abs=0.01, rel=0.5)
     row = {"value": 0.031, "denominator": 3000}
@@ -124,7 +124,7 @@ def test_level_shift_p():
 # --- configuration ---------------------------------------------------------------------------
 
 def test_monitor_section_of_the_toml_config(tmp_path):
-    from citecheck.config import load_config
+    from citecheck.core.config import load_config
 
     path = tmp_path / "config.toml"
     path.write_text('[monitor]\nmetrics = ["attachment_rate", "rewrite_or_block_per_1000_answers"]\n'
@@ -276,10 +276,10 @@ def test_rewrite_or_block_per_1000_answers_counts_the_answers_the_rule_names(fix
 
 
 def test_rewrite_or_block_flags_unknown_labels_and_bad_verdicts_only():
-    from citecheck.config import Config
+    from citecheck.core.config import Config
+    from citecheck.core.pipeline import score
+    from citecheck.core.turns import turn_from_dict
     from citecheck.judges import judge_from_spec
-    from citecheck.pipeline import score
-    from citecheck.turns import turn_from_dict
 
     context = [{"label": "S1", "text": "Hotels are capped at 220 euros."},
                {"label": "S2", "text": "Trains: second class."}]
@@ -298,7 +298,7 @@ def test_rewrite_or_block_flags_unknown_labels_and_bad_verdicts_only():
              turn("unjudged", "Buses are free. [S1]")]
     report = score(turns, judge, Config())
     flags = {s.turn_id: s for s in report.scored}
-    from citecheck.metrics import turn_counts
+    from citecheck.core.metrics import turn_counts
 
     assert {t: turn_counts(s)["answers_rewrite_or_block"] for t, s in flags.items()} == {
         "ok": 0, "unknown": 1, "miscited": 1, "unsupported": 1, "unjudged": 0}
@@ -308,7 +308,7 @@ def test_rewrite_or_block_flags_unknown_labels_and_bad_verdicts_only():
 def test_a_few_events_in_a_small_slice_are_no_step_by_the_sampling_test():
     """The history swings little, so the level-shift test alone would fire; 6 unknown labels of
     200 citations against a pooled 1% is not unlikely enough (binomial p ~ 0.02)."""
-    from citecheck.monitor import pooled_counts, sampling_p
+    from citecheck.features.monitor import pooled_counts, sampling_p
 
     rates = [0.01, 0.005, 0.015, 0.01, 0.01, 0.005, 0.015, 0.01, 0.01, 0.01] * 2
     past = [{"value": r, "numerator": r * 200, "denominator": 200} for r in rates]

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from citecheck.cache import InMemoryCache
+from citecheck.core.model import JudgeItem, Passage
+from citecheck.core.parsing import split_sentences
 from citecheck.judges import Judge, JudgeSpecError, judge_from_spec
+from citecheck.judges.cache import InMemoryCache
 from citecheck.judges.nli import ModelLoadError, NLIJudge, from_spec
-from citecheck.model import JudgeItem, Passage
-from citecheck.parsing import split_sentences
+from citecheck.warehouse.judgment_cache import open_cache
 from helpers.tiny_models import TINY_MAX_LENGTH, save_permuted, save_tiny_nli
 
 REPO = Path(__file__).resolve().parents[1]
@@ -235,10 +236,10 @@ def test_rerunning_an_unchanged_input_scores_zero_pairs(models, monkeypatch):
 def test_the_sqlite_cache_keeps_scores_between_runs(models, tmp_path, monkeypatch):
     path = tmp_path / "cache.sqlite"
     items = items_for()
-    first = from_spec({"kind": "nli", "model": str(models["tiny"])}, cache_path=str(path), progress=False)
+    first = from_spec({"kind": "nli", "model": str(models["tiny"])}, cache=open_cache(path), progress=False)
     before = first.judge(items)
     assert first.stats()["cache"].startswith("sqlite:///")
-    second = from_spec({"kind": "nli", "model": str(models["tiny"])}, cache_path=str(path), progress=False)
+    second = from_spec({"kind": "nli", "model": str(models["tiny"])}, cache=open_cache(path), progress=False)
     sent = spy_on_model(second, monkeypatch)
     after = second.judge(items)
     assert sent == [] and second.stats()["pairs_scored"] == 0

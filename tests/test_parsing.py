@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from citecheck.config import Config, ConfigError, config_from_mapping
-from citecheck.parsing import parse_answer, split_sentences
+from citecheck.core.config import Config, ConfigError, config_from_mapping
+from citecheck.core.parsing import parse_answer, split_sentences
 
 DEFAULT = Config()
 
@@ -249,7 +249,7 @@ def test_split_sentences_never_crashes_and_keeps_text_in_order(text):
     ("Would you like the form?", "question"),
 ])
 def test_default_rules_drop_disclaimers_preambles_and_advice(sentence, reason):
-    from citecheck.structural import check_worthiness
+    from citecheck.core.structural import check_worthiness
 
     assert check_worthiness(sentence, DEFAULT) == (False, reason)
 
@@ -264,13 +264,13 @@ def test_default_rules_drop_disclaimers_preambles_and_advice(sentence, reason):
     "Here is the key date: the policy changed in 2021.",
 ])
 def test_default_rules_keep_claims_that_look_like_them(sentence):
-    from citecheck.structural import check_worthiness
+    from citecheck.core.structural import check_worthiness
 
     assert check_worthiness(sentence, DEFAULT) == (True, None)
 
 
 def test_time_abbreviations_do_not_end_a_sentence():
-    from citecheck.parsing import split_sentences
+    from citecheck.core.parsing import split_sentences
 
     text = "The desk is staffed from 5:30 a.m. to 2:30 a.m. Monday [S1]. It is closed on Sundays [S2]."
     assert split_sentences(text) == ["The desk is staffed from 5:30 a.m. to 2:30 a.m. Monday [S1].",

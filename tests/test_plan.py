@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from citecheck import capacity
-from citecheck.capacity import PlanError, Rates, TrafficProfile
+from citecheck.features import capacity
+from citecheck.features.capacity import PlanError, Rates, TrafficProfile
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -8,12 +8,12 @@ from dataclasses import replace
 
 import pytest
 
+from citecheck.core.metrics import JUDGED_METRICS, READER_METRICS, MetricAccumulator
+from citecheck.core.pipeline import judge_batch, structure_turns
+from citecheck.core.reader_events import EventError, ReaderEvent, reader_event
+from citecheck.core.structural import ConversationHistory
+from citecheck.core.turns import turn_from_dict
 from citecheck.judges import judge_from_spec
-from citecheck.metrics import JUDGED_METRICS, READER_METRICS, MetricAccumulator
-from citecheck.pipeline import judge_batch, structure_turns
-from citecheck.reader_events import EventError, ReaderEvent, reader_event
-from citecheck.structural import ConversationHistory
-from citecheck.turns import turn_from_dict
 from helpers import load_fixture, orbit_settings
 
 AT = dt.datetime(2026, 11, 30, 12, tzinfo=dt.UTC)

@@ -13,14 +13,16 @@ import sqlalchemy as sa
 
 from citecheck import job
 from citecheck import warehouse as W
-from citecheck.report import ReportError, build_report, format_value, publish_report
+from citecheck.core.text import find_span
+from citecheck.job import publish_report
+from citecheck.report import ReportError, build_report, format_value
 from citecheck.report.charts import vega_runtime
 from citecheck.report.data import Evidence, FlaggedSentence, ReportData, evidence_for, highlight
 from citecheck.report.render import CONTENT_SECURITY_POLICY, render
-from citecheck.text import find_span
-from citecheck.warehouse import report_reads as R
+from citecheck.warehouse import published as reads
 from citecheck.warehouse import tables as T
-from citecheck.warehouse.reports import report_html, report_index, store_report
+from citecheck.warehouse.published import report_html, report_index
+from citecheck.warehouse.reports import store_report
 from helpers import orbit_settings, orbit_warehouse_turns, publish_orbit_days
 
 DAYS = [dt.date(2026, 11, 28), dt.date(2026, 11, 29), dt.date(2026, 11, 30)]
@@ -166,9 +168,9 @@ def test_the_report_of_a_published_day_matches_the_warehouse(published):
 
 
 def test_the_days_alerts_and_suggestions_are_shown(published):
-    from citecheck.monitor import alerts_between
-    from citecheck.suggestions import suggestions_for
     from citecheck.warehouse.alerts import replace_alerts
+    from citecheck.warehouse.published import alerts_between
+    from citecheck.warehouse.published import day_suggestions as suggestions_for
 
     day = DAYS[-1]
     alert = {"metric": "unknown_labels_per_1000_answers", "slice_name": "product", "slice_value": "travel",
@@ -197,7 +199,7 @@ def test_a_stored_report_is_replaced_by_a_rerun(published):
     day = DAYS[-1]
     index = report_index(published)
     assert [r["day"] for r in index] == DAYS[::-1], "the job's report step stored every day, newest first"
-    assert index[0]["run_id"] == R.published_run(published, day)["run_id"] and index[0]["trend_days"] == 28
+    assert index[0]["run_id"] == reads.published_run(published, day)["run_id"] and index[0]["trend_days"] == 28
     assert index[0]["rendered_at"].tzinfo is not None
     stored = report_html(published, day)
     assert f'<span id="report-day">{day.isoformat()}</span>' in stored
@@ -216,7 +218,7 @@ def test_judge_quality_of_the_latest_review_period_is_shown(published):
     from citecheck.warehouse import review as WR
 
     day = DAYS[-1]
-    assert R.judge_quality_for(published, day) is None
+    assert reads.judge_quality_for(published, day) is None
     page = build_report(published, day, trend_days=7)
     assert "No human review has been published" in page
     row = {"judge": "first_stage", "slice_name": "all", "slice_value": "all", "measure": "false_pass",
@@ -226,7 +228,7 @@ def test_judge_quality_of_the_latest_review_period_is_shown(published):
     WR.publish_review(published, dt.date(2026, 11, 23), dt.date(2026, 11, 29),
                       [row, dict(row, slice_name="attribute:product", slice_value="x", value=0.9)], [])
     WR.publish_review(published, dt.date(2026, 12, 1), dt.date(2026, 12, 7), [dict(row, value=0.7)], [])
-    quality = R.judge_quality_for(published, day)
+    quality = reads.judge_quality_for(published, day)
     assert (quality["from_day"], quality["to_day"]) == (dt.date(2026, 11, 23), dt.date(2026, 11, 29))
     assert [r["value"] for r in quality["rows"]] == [0.075]
     page = build_report(published, day, trend_days=7)
@@ -309,14 +311,14 @@ def test_nli_best_windows_are_published_and_highlighted(tmp_path):
     assert windows, "judged sentences keep their best windows"
     assert all(set(w) <= set(labels) | {"S1", "S2", "S3", "S4", "S5"} for labels, w in rows if w)
     page = build_report(engine, DAYS[-1], trend_days=1)
-    flagged = R.flagged_sentences(engine, DAYS[-1], ("contradicted", "unsupported", "miscited"), 30)
+    flagged = reads.flagged_sentences(engine, DAYS[-1], ("contradicted", "unsupported", "miscited"), 30)
     assert any(r["best_windows"] for r in flagged), "the tiny model leaves sentences unsupported"
     assert "highlighted: NLI best window" in page and "<mark>" in page
     json.dumps(windows)  # stored as plain JSON
 
 
 def test_the_trend_window_comes_from_the_config():
-    from citecheck.config import ConfigError, config_from_mapping
+    from citecheck.core.config import ConfigError, config_from_mapping
     from citecheck.report import DEFAULT_TREND_DAYS, configured_trend_days
 
     assert configured_trend_days(config_from_mapping({})) == DEFAULT_TREND_DAYS == 28

@@ -17,7 +17,8 @@ import pytest
 
 from citecheck import job
 from citecheck import warehouse as W
-from citecheck.report import format_value, publish_report
+from citecheck.job import publish_report
+from citecheck.report import format_value
 from helpers import publish_orbit_days
 from helpers.api_server import ApiServer
 from helpers.browser import artifacts_dir, launch, open_report_page, report_screenshot, watch

@@ -237,7 +237,7 @@ def _published_days(engine) -> None:
 
     from citecheck import demo
     from citecheck import warehouse as W
-    from citecheck.config import config_from_mapping
+    from citecheck.core.config import config_from_mapping
     from citecheck.job import JobSettings, run_day
 
     data = demo.generate(DAY1, 2, 40, seed=3)

@@ -21,12 +21,12 @@ os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
 from citecheck import demo
 from citecheck.cli import EXIT_SKIPPED
 from citecheck.cli import main as cli_main
-from citecheck.config import Config, load_config
+from citecheck.core.config import Config, load_config
+from citecheck.core.parsing import parse_answer, parse_plain
+from citecheck.core.pipeline import score
+from citecheck.core.structural import check_worthiness
+from citecheck.core.turns import Skipped, parse_line, read_jsonl, turn_from_dict
 from citecheck.judges.recorded import from_spec
-from citecheck.parsing import parse_answer, parse_plain
-from citecheck.pipeline import score
-from citecheck.structural import check_worthiness
-from citecheck.turns import Skipped, parse_line, read_jsonl, turn_from_dict
 
 REPO = Path(__file__).resolve().parents[1]
 START = dt.date(2026, 11, 23)
@@ -500,11 +500,9 @@ def test_demo_history_publishes_the_step_through_the_cli(warehouse_url, tmp_path
 
 
 def test_job_reads_a_written_sample_through_its_files(tmp_path):
-    from citecheck import job
-
     data = demo.generate(START, 1, turns_per_day=40)
     files = demo.write_sample(data, tmp_path / "written")
     assert files == demo.sample_files(tmp_path / "written") and files.turns.is_file()
-    settings = job.sample_settings(tmp_path / "written")
+    settings = demo.sample_settings(tmp_path / "written")
     assert settings.judge_spec == demo.judge_spec(data)
     assert settings.config == demo.sample_config() and settings.config.refusals == demo.REFUSAL_SENTENCES

@@ -15,8 +15,8 @@ import sqlalchemy as sa
 
 from citecheck import job
 from citecheck import warehouse as W
-from citecheck.naming import InvalidName, WarehouseNames, warehouse_names
 from citecheck.warehouse import tables as T
+from citecheck.warehouse.naming import InvalidName, WarehouseNames, warehouse_names
 from helpers import REPO, orbit_settings, orbit_warehouse_turns
 
 DAY = dt.date(2026, 11, 30)

@@ -10,7 +10,7 @@ import json
 from citecheck import job
 from citecheck import warehouse as W
 from citecheck.cli import main
-from citecheck.reader_events import reader_event
+from citecheck.core.reader_events import reader_event
 from helpers import orbit_settings, orbit_warehouse_turns
 
 D1, D2 = dt.date(2026, 11, 29), dt.date(2026, 11, 30)

@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 from citecheck import demo, job
 from citecheck import warehouse as W
-from citecheck.structural import ConversationHistory
+from citecheck.core.structural import ConversationHistory
 from citecheck.warehouse import tables as T
 
 DAY = dt.date(2026, 11, 30)

@@ -14,10 +14,11 @@ import sqlalchemy as sa
 from citecheck import job
 from citecheck import warehouse as W
 from citecheck.cli import main
-from citecheck.model import Judgment, Passage, Sentence
-from citecheck.suggestions import build_suggestions, suggestions_for
-from citecheck.verdicts import decide
+from citecheck.core.model import Judgment, Passage, Sentence
+from citecheck.core.verdicts import decide
+from citecheck.features.suggestions import build_suggestions
 from citecheck.warehouse import tables as T
+from citecheck.warehouse.published import day_suggestions as suggestions_for
 from helpers import orbit_settings, orbit_warehouse_turns
 
 DAY = dt.date(2026, 11, 30)

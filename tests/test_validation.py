@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from citecheck.config import config_from_mapping
-from citecheck.metrics import JUDGED_METRICS, RATE_METRICS
-from citecheck.validation import RULES, min_turns_setting, validate_day
+from citecheck.core.config import config_from_mapping
+from citecheck.core.metrics import JUDGED_METRICS, RATE_METRICS
+from citecheck.job.validation import RULES, min_turns_setting, validate_day
 from helpers import load_fixture, score_dicts
 
 ORBIT = load_fixture("orbit_labs.json")

@@ -26,7 +26,7 @@ def _read_turns(path: str, max_answer_chars: int) -> tuple[list[Any], list[Any]]
     A turn id on several lines: the last line wins, as a reload does in the warehouse; each
     earlier line is skipped as replaced, so lines read = scored + skipped still holds.
     """
-    from citecheck.turns import Skipped, read_jsonl
+    from citecheck.core.turns import Skipped, read_jsonl
 
     items = list(read_jsonl(path, max_answer_chars))
     last = {item.turn_id: number for number, item in items if item.turn_id is not None}
@@ -53,7 +53,7 @@ def _summary(payload: dict[str, Any]) -> Iterator[str]:
     run = payload["run"]
     yield (f"turns read {run['turns_read']}, scored {run['turns_scored']}, skipped {run['turns_skipped']}"
            f" · judge {run['judge']} {run['judge_version'] or ''} · config {run['config_hash']}")
-    from citecheck.metrics import SCORED_HEADLINE_METRICS
+    from citecheck.core.metrics import SCORED_HEADLINE_METRICS
 
     yield f"{'metric':<26}{'micro':>10}{'macro':>10}  micro 95% interval"
     for name in SCORED_HEADLINE_METRICS:
@@ -65,15 +65,28 @@ def _summary(payload: dict[str, Any]) -> Iterator[str]:
         yield f"skipped line {skip['line']} ({skip['turn_id']}): {skip['reason']}"
 
 
+def _open_cache(path: str | None) -> Any:
+    """The `--cache` SQLite file (or database URL) as a judgment cache, or None."""
+    if path is None:
+        return None
+    from citecheck.judges.base import JudgeSpecError
+    from citecheck.warehouse.judgment_cache import open_cache
+
+    try:
+        return open_cache(path)
+    except Exception as exc:  # a bad URL or unwritable file is a configuration error
+        raise JudgeSpecError(f"nli judge: cannot open the judgment cache {path!r}: {exc}") from exc
+
+
 def cmd_score(args: argparse.Namespace, *, judged: bool = True) -> int:
-    from citecheck.config import load_config
+    from citecheck.core.config import load_config
+    from citecheck.core.pipeline import score
     from citecheck.judges import load_judge
-    from citecheck.pipeline import score
 
     config = load_config(args.config)
     judge = None
     if judged:
-        options = {"cache_path": getattr(args, "cache", None), "run_id": getattr(args, "run_id", None)}
+        options = {"cache": _open_cache(getattr(args, "cache", None)), "run_id": getattr(args, "run_id", None)}
         judge = load_judge(args.judge, **{k: v for k, v in options.items() if v is not None})
     turns, skipped = _read_turns(args.turns, config.max_answer_chars)
     report = score(turns, judge, config, skipped)
@@ -87,7 +100,7 @@ def cmd_score(args: argparse.Namespace, *, judged: bool = True) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from citecheck.compare import CompareError, compare_files, format_comparison
+    from citecheck.features.compare import CompareError, compare_files, format_comparison
 
     try:
         result = compare_files(args.base, args.candidate, args.key)
@@ -102,7 +115,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from citecheck.calibration import calibration_report
+    from citecheck.stats.calibration import calibration_report
 
     if args.labels:
         data = json.loads(Path(args.labels).read_text(encoding="utf-8"))
@@ -187,7 +200,7 @@ def _safe_url(url: str) -> str:
 
 def cmd_load_sample(args: argparse.Namespace) -> int:
     from citecheck import demo
-    from citecheck.reader_events import reader_event
+    from citecheck.core.reader_events import reader_event
     from citecheck.warehouse import load_reader_events, load_turns
 
     engine = _engine()
@@ -205,7 +218,7 @@ def cmd_load_turns(args: argparse.Namespace) -> int:
     """Load a JSONL file; report lines that cannot be stored (`malformed`), lines superseded by a
     later line with the same turn id (`duplicates`) and turns that replaced an earlier load
     (`replaced`). Lines read = loaded + malformed + duplicates."""
-    from citecheck.turns import Skipped, decode_line
+    from citecheck.core.turns import Skipped, decode_line
     from citecheck.warehouse import load_source_rows, source_rows
 
     engine = _engine()
@@ -237,8 +250,8 @@ def cmd_load_events(args: argparse.Namespace) -> int:
     """Load reader events (SPEC §1 JSON Lines), idempotent by event id; report what was loaded,
     duplicates (already loaded, or repeating an earlier line), orphaned events (their turn is not
     in the warehouse: kept and counted) and rejected lines with line number and reason."""
-    from citecheck.reader_events import EventError, reader_event
-    from citecheck.turns import decode_line
+    from citecheck.core.reader_events import EventError, reader_event
+    from citecheck.core.turns import decode_line
     from citecheck.warehouse import load_reader_events
 
     events, lines, rejected = [], [], []
@@ -349,7 +362,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
-    from citecheck.warehouse import day_metrics
+    from citecheck.warehouse.published import day_metrics
 
     rows = day_metrics(_engine(), args.day)
     if args.json:
@@ -367,10 +380,15 @@ def cmd_report(args: argparse.Namespace) -> int:
     from citecheck.report import ReportError, write_report
 
     try:
-        path = write_report(_engine(), args.day, args.out, args.days, store=args.store)
+        engine = _engine()
+        path = write_report(engine, args.day, args.out, args.days)
     except ReportError as exc:
         sys.stderr.write(f"citecheck: error: {exc}\n")
         return EXIT_USAGE
+    if args.store:
+        from citecheck.warehouse.reports import store_report
+
+        store_report(engine, args.day, path.read_text(encoding="utf-8"), trend_days=args.days)
     print(f"report for {args.day} written to {path.resolve()}" + (" and stored in the warehouse" if args.store else ""))
     return EXIT_OK
 
@@ -386,7 +404,8 @@ def _positive(text: str) -> int:
 
 
 def cmd_alerts(args: argparse.Namespace) -> int:
-    from citecheck.monitor import alerts_between, slice_label
+    from citecheck.features.monitor import slice_label
+    from citecheck.warehouse.published import alerts_between
 
     alerts = alerts_between(_engine(), args.from_, args.to)
     if args.json:
@@ -403,10 +422,9 @@ def cmd_alerts(args: argparse.Namespace) -> int:
 def cmd_suggestions(args: argparse.Namespace) -> int:
     import csv
 
-    from citecheck.suggestions import suggestions_for
-    from citecheck.warehouse.publish import SUGGESTION_COLUMNS
+    from citecheck.warehouse.published import SUGGESTION_COLUMNS, day_suggestions
 
-    rows = suggestions_for(_engine(), args.day)
+    rows = day_suggestions(_engine(), args.day)
     if args.format == "json":
         sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
         return EXIT_OK
@@ -419,35 +437,37 @@ def cmd_suggestions(args: argparse.Namespace) -> int:
 
 def cmd_review(args: argparse.Namespace) -> int:
     """`review export|import|report|publish`: the human review loop (`citecheck.review.report`)."""
-    from citecheck.review import report as R
+    from citecheck.review import report as review_report
 
     try:
-        return _review(R, _engine(), args)
-    except (R.NoSample, ValueError) as exc:  # a bad period, size or file: nothing was stored
+        return _review(_engine(), args)
+    except (review_report.NoSample, ValueError) as exc:  # a bad period, size or file: nothing was stored
         sys.stderr.write(f"citecheck: error: {exc}\n")
         return EXIT_USAGE
 
 
-def _review(R: Any, engine: Any, args: argparse.Namespace) -> int:
+def _review(engine: Any, args: argparse.Namespace) -> int:
+    from citecheck.review import report as review_report
+
     if args.review_command == "export":
-        out = R.export_sample(engine, args.from_, args.to, args.size, args.out, args.format, args.salt)
+        out = review_report.export_sample(engine, args.from_, args.to, args.size, args.out, args.format, args.salt)
         _write(out, None)
         return EXIT_OK
     if args.review_command == "import":
-        result = R.import_labels(engine, args.file, args.reviewer, args.format)
+        result = review_report.import_labels(engine, args.file, args.reviewer, args.format)
         _write({"loaded": len(result.rows), **result.as_dict()}, None)
         for error in result.errors[:20]:
             sys.stderr.write(f"line {error['line']}: {error['reason']}\n")
         return EXIT_SKIPPED if result.errors else EXIT_OK
     options = {"confidence": args.confidence, "false_pass_target": args.false_pass_target}
     if args.review_command == "publish":
-        _write(R.publish(engine, args.from_, args.to, **options), None)
+        _write(review_report.publish(engine, args.from_, args.to, **options), None)
         return EXIT_OK
-    report = R.build_report(engine, args.from_, args.to, **options)
+    report = review_report.build_report(engine, args.from_, args.to, **options)
     if args.json:
         _write(report, None)
     else:
-        sys.stdout.write("\n".join(R.text_lines(report)) + "\n")
+        sys.stdout.write("\n".join(review_report.text_lines(report)) + "\n")
     return EXIT_OK
 
 
@@ -470,7 +490,7 @@ def cmd_ddl(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from citecheck import capacity
+    from citecheck.features import capacity
 
     if (args.rates is None) == (args.judge is None):
         raise capacity.PlanError("plan: give exactly one of --rates FILE (from bench/bench_nli.py) or --judge FILE")
@@ -652,9 +672,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from citecheck.config import ConfigError
+    from citecheck.core.config import ConfigError
     from citecheck.judges import JudgeSpecError
-    from citecheck.naming import InvalidName
+    from citecheck.warehouse.naming import InvalidName
 
     args = build_parser().parse_args(argv)
     try:

@@ -20,10 +20,10 @@ def load_fixture(name: str) -> dict[str, Any]:
 
 def score_dicts(turns: list[dict[str, Any]], judge_spec: dict[str, Any], config: Any = None) -> dict[str, Any]:
     """Score turn dicts with a judge spec; the CLI's JSON output as a dict."""
-    from citecheck.config import Config
+    from citecheck.core.config import Config
+    from citecheck.core.pipeline import score
+    from citecheck.core.turns import turn_from_dict
     from citecheck.judges import judge_from_spec
-    from citecheck.pipeline import score
-    from citecheck.turns import turn_from_dict
 
     report = score([turn_from_dict(t) for t in turns], judge_from_spec(judge_spec), config or Config())
     return report.to_json()
@@ -42,7 +42,7 @@ def orbit_settings(**overrides: Any):
     """Job settings of the Orbit Labs fixture (its recorded judge and refusal), with overrides."""
     from dataclasses import replace
 
-    from citecheck.config import config_from_mapping
+    from citecheck.core.config import config_from_mapping
     from citecheck.job import JobSettings
 
     data = load_fixture("orbit_labs.json")

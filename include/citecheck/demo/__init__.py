@@ -27,6 +27,7 @@ from citecheck.demo.files import (
     config_toml,
     sample_config,
     sample_files,
+    sample_settings,
     write_judge,
     write_sample,
     write_turns_jsonl,
@@ -38,5 +39,5 @@ __all__ = [
     "BUNDLED_CHANGES", "KINDS", "MALFORMED_KINDS", "OFFERS", "REFUSAL_SENTENCES", "USER_QUESTIONS", "DayTurn",
     "ExpectedSentence", "Sample", "SampleFiles", "StepChange", "change_on", "config_toml", "conversation",
     "faq_turn", "full_judge_spec", "generate", "judge_spec", "marker_style", "sample_config", "sample_files",
-    "start_time", "write_judge", "write_sample", "write_turns_jsonl",
+    "sample_settings", "start_time", "write_judge", "write_sample", "write_turns_jsonl",
 ]

@@ -12,8 +12,9 @@ from citecheck.demo.dialogue import REFUSAL_SENTENCES
 from citecheck.demo.judgments import judge_spec
 
 if TYPE_CHECKING:
-    from citecheck.config import Config
+    from citecheck.core.config import Config
     from citecheck.demo.days import Sample
+    from citecheck.job import JobSettings
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ def config_toml() -> str:
 
 def sample_config() -> Config:
     """The sample's run configuration as a `Config` (what `config_toml` says)."""
-    from citecheck.config import config_from_mapping
+    from citecheck.core.config import config_from_mapping
 
     return config_from_mapping(tomllib.loads(config_toml()))
 
@@ -79,3 +80,13 @@ def write_sample(sample: Sample, folder: str | Path) -> SampleFiles:
     write_judge(sample, files.judge)
     files.config.write_text(config_toml(), encoding="utf-8")
     return files
+
+
+def sample_settings(folder: str | Path) -> JobSettings:
+    """Job settings for a sample written by `write_sample`: its recorded judge and its config."""
+    from citecheck.core.config import load_config
+    from citecheck.job import JobSettings
+    from citecheck.judges import read_judge_file
+
+    files = sample_files(folder)
+    return JobSettings(judge_spec=read_judge_file(files.judge), config=load_config(files.config))

@@ -5,7 +5,7 @@
 - `steps`: `DayRun`, the steps (extract → structural → judge_shard → escalate → aggregate →
   validate → publish → monitor → report → record_run) and `run_steps`, THE sequence; the DAG wires the same steps
 
-No SQL lives here: storage is `citecheck.warehouse`'s, scoring `citecheck.pipeline`'s.
+No SQL lives here: storage is `citecheck.warehouse`'s, scoring `citecheck.core.pipeline`'s.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from citecheck.job.settings import (
     DEFAULT_JUDGE_SPEC,
     JobSettings,
     build_judge,
-    sample_settings,
     settings_from_env,
 )
 from citecheck.job.steps import (
@@ -35,21 +34,24 @@ from citecheck.job.steps import (
     judge_shard,
     merge_judge_stats,
     monitor,
+    monitor_day,
     publish,
+    publish_report,
     record_run,
     report,
     run_steps,
     structural,
     validate,
 )
-from citecheck.warehouse import day_metrics, published_config_hash
 from citecheck.warehouse.freshness import PublishedDay, published_days
+from citecheck.warehouse.published import day_metrics, published_config_hash
 
 __all__ = [
     "DEFAULT_JUDGE_SPEC", "STEP_NAMES", "BackfillReport", "DayRun", "JobSettings", "ValidationFailed", "aggregate",
-    "backfill", "build_judge", "day_metrics", "escalate", "extract", "judge_shard", "merge_judge_stats", "monitor",
-    "new_run_id", "publish", "published_config_hash", "record_run", "report", "rerun_reason", "restate_window",
-    "run_day", "run_steps", "sample_settings", "settings_from_env", "stale_days", "structural", "validate",
+    "backfill", "build_judge", "day_metrics", "escalate", "extract", "judge_shard", "merge_judge_stats",
+    "monitor", "monitor_day", "new_run_id", "publish", "publish_report", "published_config_hash", "record_run",
+    "report", "rerun_reason", "restate_window", "run_day", "run_steps", "settings_from_env", "stale_days",
+    "structural", "validate",
 ]
 
 

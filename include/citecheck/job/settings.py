@@ -11,14 +11,13 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from citecheck.config import Config, load_config
+from citecheck.core.config import Config, load_config
+from citecheck.job.validation import DEFAULT_MIN_TURNS, min_turns_setting
 from citecheck.judges import judge_from_spec, read_judge_file
-from citecheck.validation import DEFAULT_MIN_TURNS, min_turns_setting
 
 DEFAULT_JUDGE_SPEC: dict[str, Any] = {"kind": "nli", "model": "cross-encoder/nli-deberta-v3-base"}
 
@@ -93,7 +92,7 @@ def build_judge(engine: Engine, settings: JobSettings, run_id: str, *, stage: st
         spec = spec["first"]
     options: dict[str, Any] = {"run_id": run_id}
     if spec.get("kind") in ("nli", "cascade"):
-        from citecheck.cache import SQLCache
+        from citecheck.warehouse.judgment_cache import SQLCache
 
         options["cache"] = SQLCache(engine, create=False)
     if spec.get("kind") in ("anthropic", "cascade"):
@@ -101,11 +100,3 @@ def build_judge(engine: Engine, settings: JobSettings, run_id: str, *, stage: st
         if anthropic_api_key:
             options["api_key"] = anthropic_api_key
     return judge_from_spec(spec, **options)
-
-
-def sample_settings(sample_dir: Path) -> JobSettings:
-    """Settings for the bundled sample written by `citecheck sample`: its recorded judge and config."""
-    from citecheck.demo import sample_files
-
-    files = sample_files(sample_dir)
-    return JobSettings(judge_spec=read_judge_file(files.judge), config=load_config(files.config))

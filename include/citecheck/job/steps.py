@@ -1,11 +1,13 @@
 """The daily job's steps, keyed by one run of one day, and THE sequence they run in.
 
 extract → structural (100% of turns) → judge_shard (the selected share, per shard) → escalate
-(LLM) → aggregate → validate → publish → monitor (step-change alerts) → record_run. Each step
-reads what the previous one staged in the warehouse and returns only small counts (what XCom
-carries). Every step is idempotent: it first deletes what an earlier attempt of the same run
-staged. The logic is here; every read and write goes through `citecheck.warehouse`; the scoring
-itself is `citecheck.pipeline`'s, the same functions the CLI's `score` runs.
+(LLM) → aggregate → validate → publish → monitor (step-change alerts) → report → record_run.
+Each step reads what the previous one staged in the warehouse and returns only small counts (what
+XCom carries). Every step is idempotent: it first deletes what an earlier attempt of the same run
+staged. The orchestration is here and only here: each step's logic (the scoring of
+`citecheck.core.pipeline`, the same functions the CLI's `score` runs; the monitor's assessment; the
+report's rendering) returns what it produced, and this module hands it to `citecheck.warehouse`,
+which alone reads and writes tables.
 """
 
 from __future__ import annotations
@@ -19,19 +21,19 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from citecheck import pipeline
+from citecheck.core import pipeline
+from citecheck.core.metrics import MetricAccumulator, full_counts
+from citecheck.core.structural import ConversationHistory
+from citecheck.core.turns import turns_from_dicts
+from citecheck.core.verdicts import SentenceVerdict, evidence_windows
+from citecheck.features.suggestions import build_suggestions
 from citecheck.job.settings import JobSettings, build_judge
-from citecheck.metrics import MetricAccumulator, full_counts
-from citecheck.sampling import sample_fraction
-from citecheck.serialize import jsonable
-from citecheck.structural import ConversationHistory
-from citecheck.suggestions import build_suggestions
-from citecheck.turns import turns_from_dicts
-from citecheck.validation import validate_day
-from citecheck.verdicts import SentenceVerdict, evidence_windows
-from citecheck.warehouse import publish as published
-from citecheck.warehouse import runs, source, staging
+from citecheck.job.validation import validate_day
+from citecheck.stats.sampling import sample_fraction
+from citecheck.warehouse import alerts, published, reports, runs, source, staging
 from citecheck.warehouse import tables as T
+from citecheck.warehouse.publish import publish_day
+from citecheck.warehouse.serialize import jsonable
 
 CHUNK = 500
 STRUCTURAL_CHUNK = 2000  # turns per extract chunk, prior-label query and staging transaction
@@ -268,25 +270,51 @@ def publish(run: DayRun) -> dict[str, int]:
             return published.published_row_counts(conn, run.day)
     if status not in ("validated", "published"):
         raise ValidationFailed(f"run {run.run_id} has status {status!r}; only a validated run is published")
-    counts = published.publish_day(run.engine, run.day, run.run_id)
+    counts = publish_day(run.engine, run.day, run.run_id)
     staging.clean_staging(run.engine, run.run_id)
     return counts
 
 
 def monitor(run: DayRun) -> dict[str, Any]:
-    """After publish: the day's step-change alerts against its history (`citecheck.monitor`);
+    """After publish: the day's step-change alerts against its history (`citecheck.features.monitor`);
     the counts, and why no alert when the history is too short."""
-    from citecheck.monitor import monitor_day
-
     return monitor_day(run.engine, run.day, run.run_id, run.settings)
+
+
+def monitor_day(engine: Engine, day: dt.date, run_id: str, settings: Any) -> dict[str, Any]:
+    """The monitor step on a warehouse: read the published day and its history, assess it, replace
+    the day's alerts and record the counts in the run ledger. `settings`: a `JobSettings`, a
+    `Config` or `MonitorSettings`."""
+    from citecheck.features.monitor import as_monitor_settings, assess_day
+
+    ms = as_monitor_settings(settings)
+    history = published.published_days_before(engine, day, ms.history_days)
+    rows = published.metric_rows(engine, history[0] if history else day, day, days=[*history, day],
+                                 metrics=ms.metrics, averaging=ms.averaging)
+    day_alerts, stats = assess_day(day, run_id, rows, history, ms)
+    alerts.replace_alerts(engine, day, run_id, day_alerts)
+    runs.record_monitor(engine, run_id, stats)
+    return stats
 
 
 def report(run: DayRun) -> dict[str, Any]:
     """After monitor: render the day's HTML report (its alerts included) and store it in the
     warehouse, where the Airflow plugin serves it; a rerun replaces it (`citecheck.report`)."""
-    from citecheck.report import configured_trend_days, publish_report
+    from citecheck.report import configured_trend_days
 
     return publish_report(run.engine, run.day, run.run_id, configured_trend_days(run.settings.config))
+
+
+def publish_report(engine: Engine, day: dt.date, run_id: str | None = None, trend_days: int | None = None
+                   ) -> dict[str, Any]:
+    """Render the day's report and store it in `reports`, replacing an earlier one: what the
+    report step does and the Airflow plugin serves (`trend_days` default: the report's 28)."""
+    from citecheck.report import DEFAULT_TREND_DAYS, build_report
+
+    trend_days = trend_days or DEFAULT_TREND_DAYS
+    html = build_report(engine, day, trend_days)
+    reports.store_report(engine, day, html, trend_days=trend_days, run_id=run_id)
+    return {"day": day.isoformat(), "run_id": run_id, "trend_days": trend_days, "bytes": len(html.encode("utf-8"))}
 
 
 def record_run(run: DayRun, published_rows: Mapping[str, int]) -> dict[str, Any]:

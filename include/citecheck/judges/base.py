@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from citecheck.model import JudgeItem, Judgment
+from citecheck.core.model import JudgeItem, Judgment
 
 
 class JudgeSpecError(ValueError):

@@ -24,11 +24,11 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from citecheck.core.model import JudgeItem, Judgment
 from citecheck.judges import judge_from_spec
 from citecheck.judges import llm as llm_judge
 from citecheck.judges.base import Judge, JudgeSpecError
-from citecheck.model import JudgeItem, Judgment
-from citecheck.sampling import sample_fraction
+from citecheck.stats.sampling import sample_fraction
 
 DEFAULT_SALT = "citecheck-escalation-v1"
 

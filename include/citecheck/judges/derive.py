@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from citecheck.model import Judgment
+from citecheck.core.model import Judgment
 
 SetOracle = Callable[[frozenset[str]], bool | None]
 

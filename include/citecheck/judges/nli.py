@@ -34,8 +34,10 @@ from pathlib import Path
 from time import perf_counter
 from typing import Any
 
-from citecheck.cache import InMemoryCache, JudgmentCache, Probabilities, cache_key, open_cache
+from citecheck.core.model import JudgeItem, Judgment, Passage, unjudged
+from citecheck.core.text import normalise_statement
 from citecheck.judges.base import JudgeSpecError
+from citecheck.judges.cache import InMemoryCache, JudgmentCache, Probabilities, cache_key
 from citecheck.judges.derive import derive_judgment
 from citecheck.judges.nli_backends import (
     BackendChoice,
@@ -46,8 +48,6 @@ from citecheck.judges.nli_backends import (
     resolve_precision,
     variant_tag,
 )
-from citecheck.model import JudgeItem, Judgment, Passage, unjudged
-from citecheck.text import normalise_statement
 
 DEFAULT_MODEL = "cross-encoder/nli-deberta-v3-base"
 MIN_PREMISE_TOKENS = 8
@@ -451,7 +451,7 @@ class NLIJudge:
 
     def _prepare(self, texts: Iterable[str]) -> None:
         """Segment new passages and count the tokens of all their windows in one tokenizer call."""
-        from citecheck.parsing import split_sentences
+        from citecheck.core.parsing import split_sentences
 
         new = [t for t in dict.fromkeys(texts) if t not in self._units]
         if not new:
@@ -694,23 +694,15 @@ def _release_accelerator_memory() -> None:
 
 def _cache_from_options(options: Mapping[str, Any]) -> JudgmentCache:
     cache = options.get("cache")
-    path = options.get("cache_path")
-    if cache is not None and path is not None:
-        raise JudgeSpecError("nli judge: pass either a cache object or a cache path, not both")
-    if cache is not None:
-        if not all(callable(getattr(cache, name, None)) for name in ("get_many", "put_many", "describe")):
-            raise JudgeSpecError("nli judge: 'cache' must have get_many, put_many and describe")
-        return cache
-    if path is None:
+    if cache is None:
         return InMemoryCache()
-    try:
-        return open_cache(path)
-    except Exception as exc:  # a bad URL or unwritable file is a configuration error
-        raise JudgeSpecError(f"nli judge: cannot open the judgment cache {path!r}: {exc}") from exc
+    if not all(callable(getattr(cache, name, None)) for name in ("get_many", "put_many", "describe")):
+        raise JudgeSpecError("nli judge: 'cache' must have get_many, put_many and describe")
+    return cache
 
 
 def from_spec(spec: Mapping[str, Any], **options: Any) -> NLIJudge:
-    """Build the NLI judge of a judge file; options: `cache` or `cache_path`, `progress`."""
+    """Build the NLI judge of a judge file; options: `cache` (a `JudgmentCache`; default in memory), `progress`."""
     settings = parse_spec(spec)
     cache = _cache_from_options(options)
     return NLIJudge(load_scorer(settings), settings, cache=cache, progress=options.get("progress"))

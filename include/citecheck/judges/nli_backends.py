@@ -319,9 +319,9 @@ def calibration_pairs(limit: int = CALIBRATION_PAIRS) -> list[tuple[str, str]]:
     import datetime as dt
     from itertools import pairwise
 
+    from citecheck.core.parsing import split_sentences
+    from citecheck.core.turns import turn_from_dict
     from citecheck.demo import generate
-    from citecheck.parsing import split_sentences
-    from citecheck.turns import turn_from_dict
 
     pairs: list[tuple[str, str]] = []
     for raw in generate(dt.date(2026, 1, 5), 1, turns_per_day=60).turns:

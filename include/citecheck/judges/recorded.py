@@ -12,10 +12,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from citecheck.core.model import JudgeItem, Judgment, unjudged
+from citecheck.core.text import normalise_statement
 from citecheck.judges.base import JudgeSpecError
 from citecheck.judges.derive import derive_judgment
-from citecheck.model import JudgeItem, Judgment, unjudged
-from citecheck.text import normalise_statement
 
 
 @dataclass(frozen=True, slots=True)

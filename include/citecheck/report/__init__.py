@@ -8,7 +8,7 @@ from pathlib import Path
 
 from sqlalchemy.engine import Engine
 
-from citecheck.config import Config, ConfigError
+from citecheck.core.config import Config, ConfigError
 from citecheck.report.data import ReportError, format_value, gather
 
 __all__ = [
@@ -17,7 +17,6 @@ __all__ = [
     "build_report",
     "configured_trend_days",
     "format_value",
-    "publish_report",
     "write_report",
 ]
 
@@ -43,28 +42,10 @@ def build_report(engine: Engine, day: dt.date, trend_days: int = DEFAULT_TREND_D
     return render(gather(engine, day, trend_days))
 
 
-def write_report(engine: Engine, day: dt.date, out: str | Path, trend_days: int = DEFAULT_TREND_DAYS, *,
-                 store: bool = False
-                 ) -> Path:
-    """Write the day's report to `out` (its folder is created) and, with `store`, also store it in
-    the warehouse as `publish_report` does; the path written."""
-    from citecheck.warehouse.reports import store_report
-
+def write_report(engine: Engine, day: dt.date, out: str | Path, trend_days: int = DEFAULT_TREND_DAYS) -> Path:
+    """Write the day's report to `out` (its folder is created); the path written."""
     html = build_report(engine, day, trend_days)
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(html, encoding="utf-8")
-    if store:
-        store_report(engine, day, html, trend_days=trend_days)
     return path
-
-
-def publish_report(engine: Engine, day: dt.date, run_id: str | None = None, trend_days: int = DEFAULT_TREND_DAYS
-                   ) -> dict:
-    """Render the day's report and store it in the warehouse (`reports`), replacing an earlier
-    one: what the DAG's report task does and the Airflow plugin serves."""
-    from citecheck.warehouse.reports import store_report
-
-    html = build_report(engine, day, trend_days)
-    store_report(engine, day, html, trend_days=trend_days, run_id=run_id)
-    return {"day": day.isoformat(), "run_id": run_id, "trend_days": trend_days, "bytes": len(html.encode("utf-8"))}

@@ -11,9 +11,10 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from citecheck.metrics import METRICS
-from citecheck.text import find_span
-from citecheck.warehouse import report_reads as R
+from citecheck.core.metrics import METRICS
+from citecheck.core.text import find_span
+from citecheck.judges.llm.verify import verified_quotes
+from citecheck.warehouse import published, source
 from citecheck.warehouse import tables as T
 
 HEADLINE_METRICS = (
@@ -25,6 +26,7 @@ SLICE_METRICS = ("citation_recall", "citation_precision", "attachment_rate", "un
                  "unsupported_rate")
 AGREEMENT_METRICS = ("first_stage_agreement", "first_stage_false_pass_rate", "first_stage_false_fail_rate")
 FLAGGED_VERDICTS = ("contradicted", "unsupported", "miscited")
+MICRO = ("micro",)  # the report charts micro rows (pooled sentences)
 
 
 class ReportError(ValueError):
@@ -68,33 +70,30 @@ class ReportData:
 
 def gather(engine: Engine, day: dt.date, trend_days: int = 28, *, flagged_limit: int = 30) -> ReportData:
     """Everything the report of `day` shows; ReportError when nothing is published for the day."""
-    from citecheck.monitor import alerts_between
-    from citecheck.suggestions import suggestions_for
-
     if trend_days < 1:
         raise ReportError(f"--days must be at least 1 (got {trend_days})")
     day_from = day - dt.timedelta(days=trend_days - 1)
-    today = R.metric_rows(engine, day, day, slice_name="all")
+    today = published.metric_rows(engine, day, day, averaging=MICRO, slice_name="all")
     if not today:
         raise ReportError(f"no published metrics for {day.isoformat()}: run the job for that day first")
     by_metric = {r["metric"]: r for r in today}
-    flagged = R.flagged_sentences(engine, day, FLAGGED_VERDICTS, flagged_limit)
-    passages = R.passages_by_label(engine, (r["turn_id"] for r in flagged))
+    flagged = published.flagged_sentences(engine, day, FLAGGED_VERDICTS, flagged_limit)
+    passages = source.passages_by_label(engine, (r["turn_id"] for r in flagged))
     return ReportData(
         day=day,
         trend_days=trend_days,
-        run=R.published_run(engine, day),
+        run=published.published_run(engine, day),
         headline=[by_metric[m] for m in HEADLINE_METRICS if m in by_metric],
         all_metrics=today,
-        history=R.metric_rows(engine, day_from, day, metrics=(*HEADLINE_METRICS, *AGREEMENT_METRICS),
-                              slice_name="all"),
-        slices=R.metric_rows(engine, day, day, metrics=SLICE_METRICS, exclude_slice="all"),
+        history=published.metric_rows(engine, day_from, day, averaging=MICRO,
+                                      metrics=(*HEADLINE_METRICS, *AGREEMENT_METRICS), slice_name="all"),
+        slices=published.metric_rows(engine, day, day, averaging=MICRO, metrics=SLICE_METRICS, exclude_slice="all"),
         agreement=[by_metric[m] for m in AGREEMENT_METRICS if m in by_metric],
         flagged=[FlaggedSentence(r, evidence_for(r, passages.get(r["turn_id"], {}))) for r in flagged],
-        alerts=sorted(alerts_between(engine, day, day),  # overall first, then by slice
+        alerts=sorted(published.alerts_between(engine, day, day),  # overall first, then by slice
                       key=lambda a: (a["slice_name"] != "all", a["metric"], a["slice_name"], a["slice_value"])),
-        suggestions=suggestions_for(engine, day),
-        judge_quality=R.judge_quality_for(engine, day),
+        suggestions=published.day_suggestions(engine, day),
+        judge_quality=published.judge_quality_for(engine, day),
         interval_columns=T.METRIC_INTERVAL_COLUMNS,
     )
 
@@ -106,7 +105,7 @@ def evidence_for(row: Mapping[str, Any], passages: Mapping[str, Mapping[str, Any
     cited = [(label, "cited") for label in row.get("labels") or () if label not in unknown]
     elsewhere = [(label, "supports") for label in (row.get("supported_elsewhere_by") or "").split("+")
                  if label and label not in dict(cited)]
-    quotes = _verified_quotes(row.get("llm"))
+    quotes = verified_quotes(row.get("llm"))
     windows = row.get("best_windows") or {}
     shown = []
     for label, role in cited + elsewhere:
@@ -141,15 +140,6 @@ def highlight(text: str, spans: Sequence[tuple[int, int]]) -> tuple[tuple[str, b
     if at < len(text) or not pieces:
         pieces.append((text[at:], False))
     return tuple(pieces)
-
-
-def _verified_quotes(llm: Any) -> dict[str, list[str]]:
-    quotes: dict[str, list[str]] = {}
-    if isinstance(llm, Mapping):
-        for q in llm.get("quotes") or ():
-            if isinstance(q, Mapping) and q.get("verified") and q.get("label") and q.get("quote"):
-                quotes.setdefault(str(q["label"]), []).append(str(q["quote"]))
-    return quotes
 
 
 def format_value(metric: str, value: float | None) -> str:

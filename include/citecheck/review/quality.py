@@ -15,9 +15,9 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from citecheck.calibration import agreement
+from citecheck.core.turns import MAX_ATTRIBUTE_VALUE_CHARS
 from citecheck.review import proportions as P
-from citecheck.turns import MAX_ATTRIBUTE_VALUE_CHARS
+from citecheck.stats.calibration import agreement
 
 JUDGES = ("first_stage", "llm", "final")
 PASSING_VERDICTS = ("supported", "uncited_supported")

@@ -6,9 +6,14 @@
 - `freshness`: published days whose inputs were loaded after their run began (stale days)
 - `staging`: one run's intermediate data, keyed by run id
 - `runs`: the run ledger (the only writer of `runs`)
-- `publish`: the one-transaction publish of a day, and reads of published days
+- `publish`: the one-transaction publish of a day
+- `published`: the read model, the ONE reader of every published table (metric rows in one
+  shape, narrow functions for the rest) that the CLI, the monitor, the report and the plugin use
+- `alerts`, `reports`: the writers of the monitor step's `alerts` and the report step's `reports`
+- `judgment_cache`: the NLI judge's score cache on SQL (`SQLCache`), handed to the judge
+- `naming`: validated schema and role names from configuration
+- `serialize`: the JSON shapes staged between tasks
 - `grants`: the read-only BI role
-- `alerts`: the monitor step's history reads and its `alerts` table
 - `review`: the human review loop's samples, labels and published judge quality
   (`from citecheck.warehouse import review as WR`)
 
@@ -29,7 +34,8 @@ from citecheck.warehouse.engine import (
     warehouse_url,
 )
 from citecheck.warehouse.grants import bi_grants, grant_bi, grants_sql
-from citecheck.warehouse.publish import day_metrics, publish_day, published_config_hash, published_row_counts
+from citecheck.warehouse.publish import publish_day
+from citecheck.warehouse.published import day_metrics, published_config_hash, published_row_counts
 from citecheck.warehouse.source import (
     MAX_JSON_DEPTH,
     EventLoadReport,

@@ -14,9 +14,9 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from citecheck.config import Config
-from citecheck.naming import InvalidName, WarehouseNames, quoted, warehouse_names
+from citecheck.core.config import Config
 from citecheck.warehouse import tables as T
+from citecheck.warehouse.naming import InvalidName, WarehouseNames, quoted, warehouse_names
 
 DEFAULT_WAREHOUSE_URL = "sqlite:///citecheck_warehouse.sqlite"
 SQL_DIR = Path(__file__).resolve().parents[3] / "sql"
@@ -75,7 +75,7 @@ def engine_for(config: Config | None = None, url: str | None = None) -> Engine:
     """`make_engine` with the schemas of a config's `[warehouse]` section (default: the config
     file of CITECHECK_CONFIG): what the CLI, the DAG and scripts open."""
     if config is None:
-        from citecheck.config import load_config
+        from citecheck.core.config import load_config
 
         config = load_config(os.environ.get("CITECHECK_CONFIG") or None)
     return make_engine(url, warehouse_names(config.extra.get("warehouse")))

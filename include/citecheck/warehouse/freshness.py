@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from citecheck.warehouse import tables as T
+from citecheck.warehouse.published import published_config_hash, published_run
 from citecheck.warehouse.source import day_bounds
 
 
@@ -42,17 +43,17 @@ class PublishedDay:
 
 
 def published_days(engine: Engine, days: Iterable[dt.date], timezone: str = "UTC") -> dict[dt.date, PublishedDay]:
-    """day → `PublishedDay` for each of the given days that is published (others are absent)."""
-    m, r = T.daily_metrics.c, T.runs.c
+    """day → `PublishedDay` for each of the given days that is published (others are absent);
+    the published run is `published.published_run`'s."""
     out: dict[dt.date, PublishedDay] = {}
-    with engine.connect() as conn:
-        for day in sorted(set(days)):
-            row = conn.execute(sa.select(m.run_id, m.config_hash).where(m.day == day).limit(1)).first()
-            if row is None:
-                continue
-            started = conn.execute(sa.select(r.started_at).where(r.run_id == row.run_id)).scalar()
-            turns, events = _late_counts(conn, day, timezone, started)
-            out[day] = PublishedDay(day, row.run_id, row.config_hash, started, turns, events)
+    for day in sorted(set(days)):
+        run = published_run(engine, day)
+        if run is None:
+            continue
+        config_hash = run["config_hash"] or published_config_hash(engine, day) or ""
+        with engine.connect() as conn:
+            turns, events = _late_counts(conn, day, timezone, run["started_at"])
+        out[day] = PublishedDay(day, run["run_id"], config_hash, run["started_at"], turns, events)
     return out
 
 

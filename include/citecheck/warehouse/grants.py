@@ -5,9 +5,9 @@ from __future__ import annotations
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from citecheck.naming import WarehouseNames, quoted
 from citecheck.warehouse import tables as T
 from citecheck.warehouse.engine import engine_names
+from citecheck.warehouse.naming import WarehouseNames, quoted
 
 
 def bi_grants(names: WarehouseNames, dialect: sa.engine.Dialect | None = None) -> list[str]:

@@ -15,8 +15,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from citecheck.serialize import jsonable
 from citecheck.warehouse import tables as T
+from citecheck.warehouse.serialize import jsonable
 
 
 def open_run(engine: Engine, run_id: str, day: dt.date, *, config_hash: str, judge: str | None) -> None:

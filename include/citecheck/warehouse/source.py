@@ -14,8 +14,8 @@ from zoneinfo import ZoneInfo
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from citecheck.reader_events import ReaderEvent
-from citecheck.turns import (
+from citecheck.core.reader_events import ReaderEvent
+from citecheck.core.turns import (
     MAX_ID_CHARS,
     MAX_LABEL_CHARS,
     clean_text,
@@ -412,3 +412,21 @@ def reader_events_of(conn: Connection, turn_ids: Iterable[str]) -> dict[str, lis
         for row in conn.execute(query, {"ids": _padded(ids[start:start + 1000])}):
             out.setdefault(row.turn_id, []).append(ReaderEvent(*row))
     return out
+
+
+def passages_by_label(engine: Engine, turn_ids: Iterable[str]) -> dict[str, dict[str, dict[str, Any]]]:
+    """turn id → label → its `source_passages` row (label, text, source, document_id, version);
+    the first passage wins when a label repeats."""
+    ids = sorted(set(turn_ids))
+    found: dict[str, dict[str, dict[str, Any]]] = {i: {} for i in ids}
+    if not ids:
+        return found
+    c = T.source_passages.c
+    with engine.connect() as conn:
+        for start in range(0, len(ids), 500):
+            query = (sa.select(c.turn_id, c.label, c.text, c.source, c.document_id, c.version)
+                     .where(c.turn_id.in_(ids[start:start + 500])).order_by(c.turn_id, c.position))
+            for row in conn.execute(query).mappings():
+                if row["label"] is not None:
+                    found[row["turn_id"]].setdefault(row["label"], dict(row))
+    return found

@@ -13,10 +13,10 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from citecheck.model import Judgment, StructuredTurn
-from citecheck.serialize import judgment_from_dict, judgment_to_dict, structured_from_dict, structured_to_dict
-from citecheck.turns import Skipped
+from citecheck.core.model import Judgment, StructuredTurn
+from citecheck.core.turns import Skipped
 from citecheck.warehouse import tables as T
+from citecheck.warehouse.serialize import judgment_from_dict, judgment_to_dict, structured_from_dict, structured_to_dict
 
 FIRST, FINAL = "first", "final"  # judgment stages: the first-stage judge, and the LLM over it
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from citecheck.core.model import Judgment
 from citecheck.judges.derive import derive_judgment, liu_credit
-from citecheck.model import Judgment
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from citecheck.core.model import JudgeItem, Judgment
 from citecheck.judges.base import JudgeSpecError
 from citecheck.judges.llm.assessment import Assessment, judgment_of, not_judged
 from citecheck.judges.llm.batch_state import BatchStateStore, JsonFileBatchStateStore, MemoryBatchStateStore
@@ -21,7 +22,6 @@ from citecheck.judges.llm.config import LLMConfig, config_from_spec
 from citecheck.judges.llm.ledger import Ledger
 from citecheck.judges.llm.requests import build_requests
 from citecheck.judges.llm.transport import Calls, run_messages, unjudged_all
-from citecheck.model import JudgeItem, Judgment
 
 log = logging.getLogger(__name__)
 

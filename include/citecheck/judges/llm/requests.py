@@ -15,11 +15,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from citecheck.core.model import JudgeItem, Passage
+from citecheck.core.text import text_hash
 from citecheck.judges.llm.assessment import Assessment, not_judged
 from citecheck.judges.llm.config import BATCH_DISCOUNT, LLMConfig
 from citecheck.judges.llm.prompt import REASK_NOTE, REPLY_SCHEMA, RUBRIC
-from citecheck.model import JudgeItem, Passage
-from citecheck.text import text_hash
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """Quote verification (SPEC §4): a reply entry counts only when its quotes and labels check out.
 
 No fuzzy matching: every quote must occur in the passage its label names, one the sentence
-cites, after normalising whitespace, case and curly apostrophes (`citecheck.text.quote_in_passage`).
+cites, after normalising whitespace, case and curly apostrophes (`citecheck.core.text.quote_in_passage`).
 Every citation marked `full` or `partial` needs a quote of its own, a verdict other than
 `not_supported` needs at least one quote, and the labels must agree with the verdict
 (`supported` needs some support; a `full` citation means `supported`). Anything else makes the
@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from citecheck.core.text import quote_in_passage
 from citecheck.judges.llm.assessment import Assessment
-from citecheck.text import quote_in_passage
 
 
 def assess_entry(entry: Mapping[str, Any], cited: Sequence[str], passages: Mapping[str, str]) -> Assessment:
@@ -56,3 +56,14 @@ def assess_entry(entry: Mapping[str, Any], cited: Sequence[str], passages: Mappi
         quotes_verified=quote_ok,
         reason="; ".join(problems) or None,
     )
+
+
+def verified_quotes(llm: Any) -> dict[str, list[str]]:
+    """A stored LLM verdict's verified quotes by passage label, in reply order (labels in the
+    order they are first quoted): what a re-cite suggestion and the report's highlight show."""
+    quotes: dict[str, list[str]] = {}
+    if isinstance(llm, Mapping):
+        for q in llm.get("quotes") or ():
+            if isinstance(q, Mapping) and q.get("verified") and q.get("label") and q.get("quote"):
+                quotes.setdefault(str(q["label"]), []).append(str(q["quote"]))
+    return quotes

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from citecheck.core.model import Judgment, Sentence
 from citecheck.judges.derive import alce_credited
-from citecheck.model import Judgment, Sentence
 
 SUPPORTED = "supported"
 MISCITED = "miscited"

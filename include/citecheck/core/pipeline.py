@@ -11,9 +11,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from citecheck.config import Config
-from citecheck.judges.base import Judge
-from citecheck.metrics import (
+from citecheck.core.config import Config
+from citecheck.core.metrics import (
     MetricAccumulator,
     ScoredTurn,
     full_counts,
@@ -22,11 +21,12 @@ from citecheck.metrics import (
     turn_counts,
     values,
 )
-from citecheck.model import JudgeItem, Judgment, StructuredTurn, Turn
-from citecheck.reader_events import ReaderEvent
-from citecheck.structural import ConversationHistory, structure_turn
-from citecheck.turns import Skipped
-from citecheck.verdicts import SentenceVerdict, decide
+from citecheck.core.model import JudgeItem, Judgment, StructuredTurn, Turn
+from citecheck.core.reader_events import ReaderEvent
+from citecheck.core.structural import ConversationHistory, structure_turn
+from citecheck.core.turns import Skipped
+from citecheck.core.verdicts import SentenceVerdict, decide
+from citecheck.judges.base import Judge
 
 JUDGE_BATCH_TURNS = 256
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from citecheck.ratio import Ratio
+from citecheck.stats.ratio import Ratio
 
 
 @dataclass(frozen=True, slots=True)

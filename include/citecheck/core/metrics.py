@@ -19,12 +19,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from citecheck.config import Config
-from citecheck.intervals import ClusterTotals, Interval, harmonic_mean_gradient, mean_variance, proportion_intervals
-from citecheck.model import StructuredTurn
-from citecheck.ratio import Ratio
-from citecheck.reader_events import READER_COUNT_KEYS, ReaderEvent, reader_counts
-from citecheck.verdicts import (
+from citecheck.core.config import Config
+from citecheck.core.model import StructuredTurn
+from citecheck.core.reader_events import READER_COUNT_KEYS, ReaderEvent, reader_counts
+from citecheck.core.verdicts import (
     CONTRADICTED,
     MISCITED,
     PARTIAL,
@@ -34,6 +32,14 @@ from citecheck.verdicts import (
     UNSUPPORTED,
     SentenceVerdict,
 )
+from citecheck.stats.intervals import (
+    ClusterTotals,
+    Interval,
+    harmonic_mean_gradient,
+    mean_variance,
+    proportion_intervals,
+)
+from citecheck.stats.ratio import Ratio
 
 # metric -> (numerator count, denominator count, scale). Scale 1 metrics are rates in [0, 1].
 METRICS: dict[str, tuple[str, str, float]] = {
@@ -61,7 +67,7 @@ METRICS: dict[str, tuple[str, str, float]] = {
     "first_stage_agreement": ("first_stage_agree", "agreement_sample", 1.0),
     "first_stage_false_pass_rate": ("first_stage_false_pass", "agreement_sample_llm_unsupported", 1.0),
     "first_stage_false_fail_rate": ("first_stage_false_fail", "agreement_sample_llm_supported", 1.0),
-    # reader events (citecheck.reader_events): null on a day that logs none
+    # reader events (citecheck.core.reader_events): null on a day that logs none
     "citation_open_rate": ("citations_opened", "citations_shown", 1.0),
     "citation_opens_per_1000_answers": ("citation_opens", "reader_answers", 1000.0),
     "source_reports_per_1000_answers": ("source_reports", "reader_answers", 1000.0),
@@ -104,7 +110,7 @@ RECALL_UPPER_BOUNDS = ("judged_attachment_rate", "faithfulness")
 # more citations; `multi_citation_share` counts sentences with three or more (a padding signal).
 MULTI_CITATION_SLICE_MIN = 2
 PADDING_MIN_CITATIONS = 3
-# What the intervals sum per judged answer, with cross products (citecheck.intervals.ClusterTotals):
+# What the intervals sum per judged answer, with cross products (citecheck.stats.intervals.ClusterTotals):
 # the counts behind the judged metrics (micro), then the answer's own judged metric values (macro).
 JUDGED_COUNT_KEYS = tuple(dict.fromkeys(key for m, (num, den, _) in METRICS.items() if m in JUDGED_METRICS
                                         for key in (num, den)))
@@ -339,7 +345,7 @@ class _SliceAccumulator:
         return {name: Ratio(self.macro_sum[name], self.macro_n[name]) for name in METRIC_NAMES}
 
     def micro_intervals(self) -> dict[str, Interval | None]:
-        """95% intervals of the judged micro rates, answers as clusters (see citecheck.intervals)."""
+        """95% intervals of the judged micro rates, answers as clusters (see citecheck.stats.intervals)."""
         spread = self.spread
         if spread is None:
             return {}

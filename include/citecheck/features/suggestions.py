@@ -17,16 +17,13 @@ quote from it, and whether a product team may apply it without a person looking:
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy.engine import Engine
-
-from citecheck.model import Passage
-from citecheck.verdicts import MISCITED, UNCITED_SUPPORTED, SentenceVerdict
-from citecheck.warehouse import publish
+from citecheck.core.model import Passage
+from citecheck.core.verdicts import MISCITED, UNCITED_SUPPORTED, SentenceVerdict
+from citecheck.judges.llm.verify import verified_quotes
 
 KINDS = {MISCITED: "miscited", UNCITED_SUPPORTED: "uncited"}
 CONFIRMED_BY_TABLE = frozenset({"recorded"})  # judges whose judgments are a human-made table
@@ -46,7 +43,8 @@ def build_suggestions(turn_id: str, verdict: SentenceVerdict, context: Sequence[
     finder = first.get("judge") or (judgment.judge if judgment is not None else None)
     passages = {p.label: p for p in context}
     passage = passages.get(suggested[0])
-    quote = _verified_quote(detail, suggested)
+    quote = next((q for label, qs in verified_quotes(detail.get("llm")).items() if label in suggested for q in qs),
+                 None)
     score = (detail.get("passage_scores") or {}).get(suggested[0])
     cautions = []
     if quote is None and finder not in CONFIRMED_BY_TABLE:
@@ -71,17 +69,3 @@ def build_suggestions(turn_id: str, verdict: SentenceVerdict, context: Sequence[
         "auto_apply": not cautions,
         "caution": ",".join(cautions) or None,
     }]
-
-
-def _verified_quote(detail: dict[str, Any], labels: Sequence[str]) -> str | None:
-    """A quote the LLM gave from a suggested passage that the program verified, if any."""
-    llm = detail.get("llm") or {}
-    for q in llm.get("quotes") or ():
-        if q.get("verified") and q.get("label") in labels:
-            return str(q["quote"])
-    return None
-
-
-def suggestions_for(engine: Engine, day: dt.date) -> list[dict[str, Any]]:
-    """The published suggestions of a day (JSON-ready dicts, by turn and sentence)."""
-    return publish.day_suggestions(engine, day)

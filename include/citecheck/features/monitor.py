@@ -48,12 +48,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy.engine import Engine
-
-from citecheck.config import Config, ConfigError
-from citecheck.metrics import METRIC_NAMES, METRICS
-from citecheck.warehouse import alerts as store
-from citecheck.warehouse import runs
+from citecheck.core.config import Config, ConfigError
+from citecheck.core.metrics import METRIC_NAMES, METRICS
 
 DEFAULT_METRICS = (
     "unknown_label_rate", "unknown_labels_per_1000_answers", "rewrite_or_block_per_1000_answers", "attachment_rate",
@@ -238,22 +234,30 @@ def check_series(history: Sequence[float], row: Mapping[str, Any], threshold: Th
     return "alert", {"baseline": baseline, "value": value, "direction": direction, "size": size, "rule": rule}
 
 
-# --- the step -----------------------------------------------------------------------------------
+# --- the day ---------------------------------------------------------------------------------
 
-def monitor_day(engine: Engine, day: dt.date, run_id: str, settings: Any) -> dict[str, Any]:
-    """Compare the published day with its history, replace the day's alerts, and return the
-    counts (also stored as the run's `stats["monitor"]`). `settings`: a `JobSettings` (its
-    config's `[monitor]` section), a `Config`, or `MonitorSettings`."""
-    ms = settings if isinstance(settings, MonitorSettings) else monitor_settings(
-        settings if isinstance(settings, Config) else settings.config)
-    days = store.history_days(engine, day, ms.history_days)
-    rows = store.metric_rows(engine, [*days, day], ms.metrics, ms.averaging)
-    today = rows.pop(day)
+def as_monitor_settings(settings: Any) -> MonitorSettings:
+    """`MonitorSettings` from itself, a `Config` (its `[monitor]` section) or a `JobSettings`."""
+    if isinstance(settings, MonitorSettings):
+        return settings
+    return monitor_settings(settings if isinstance(settings, Config) else settings.config)
+
+
+def assess_day(day: dt.date, run_id: str, rows: Sequence[Mapping[str, Any]], history_days: Sequence[dt.date],
+               ms: MonitorSettings) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """(alerts, stats) of the published `day` against its history: `rows` are the published metric
+    rows (`citecheck.warehouse.published.metric_rows`) of `history_days` and of the day, for the
+    monitored metrics and averagings. Pure: the job's monitor step reads and stores."""
+    by_day: dict[dt.date, dict[tuple[str, str, str, str], Mapping[str, Any]]] = {d: {} for d in (*history_days, day)}
+    for row in rows:
+        if row["day"] in by_day:
+            by_day[row["day"]][(row["metric"], row["slice_name"], row["slice_value"], row["averaging"])] = row
+    today = by_day.pop(day)
     outcomes: Counter[str] = Counter()
     alerts = []
     for key, row in sorted(today.items()):
         metric, slice_name, slice_value, averaging = key
-        past = [r for d in days if (r := rows[d].get(key)) is not None and r.get("value") is not None]
+        past = [r for d in history_days if (r := by_day[d].get(key)) is not None and r.get("value") is not None]
         outcome, alert = check_series([r["value"] for r in past], row, ms.threshold(metric), ms,
                                       pooled_counts(metric, averaging, row, past))
         outcomes[outcome] += 1
@@ -263,15 +267,13 @@ def monitor_day(engine: Engine, day: dt.date, run_id: str, settings: Any) -> dic
     reason = None
     if not today:
         reason = f"no published metrics for {day}"
-    elif len(days) < ms.min_history:
-        reason = (f"too little history: {len(days)} published day(s) before {day}, the monitor needs "
+    elif len(history_days) < ms.min_history:
+        reason = (f"too little history: {len(history_days)} published day(s) before {day}, the monitor needs "
                   f"{ms.min_history}; no alerts")
-    stats = {"day": day.isoformat(), "run_id": run_id, "history_days": len(days),
-             "history_from": days[0].isoformat() if days else None, "series_checked": len(today),
+    stats = {"day": day.isoformat(), "run_id": run_id, "history_days": len(history_days),
+             "history_from": history_days[0].isoformat() if history_days else None, "series_checked": len(today),
              "alerts": len(alerts), "outcomes": dict(sorted(outcomes.items())), "reason": reason}
-    store.replace_alerts(engine, day, run_id, alerts)
-    runs.record_monitor(engine, run_id, stats)
-    return stats
+    return alerts, stats
 
 
 def pooled_counts(metric: str, averaging: str, row: Mapping[str, Any], past: Sequence[Mapping[str, Any]]
@@ -287,11 +289,6 @@ def pooled_counts(metric: str, averaging: str, row: Mapping[str, Any], past: Seq
         return None
     return {"count": row["numerator"] / scale, "trials": row["denominator"] or 0, "rate": events / trials,
             "per_unit": scale != 1.0}
-
-
-def alerts_between(engine: Engine, day_from: dt.date, day_to: dt.date) -> list[dict[str, Any]]:
-    """The stored alerts from `day_from` to `day_to`, inclusive (JSON-ready dicts)."""
-    return store.alerts_between(engine, day_from, day_to)
 
 
 def slice_label(alert: Mapping[str, Any]) -> str:

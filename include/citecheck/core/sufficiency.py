@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from citecheck.core.model import JudgeItem, Passage
 from citecheck.judges.base import Judge
-from citecheck.model import JudgeItem, Passage
-from citecheck.ratio import Ratio
+from citecheck.stats.ratio import Ratio
 
 
 def evidence_sufficiency(key_facts: Sequence[str], context: Sequence[Passage], judge: Judge) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from citecheck.turns import MAX_ID_CHARS, MAX_LABEL_CHARS, TurnError, clean_text, parse_timestamp
+from citecheck.core.turns import MAX_ID_CHARS, MAX_LABEL_CHARS, TurnError, clean_text, parse_timestamp
 
 CITATION_SHOWN = "citation_shown"
 CITATION_OPENED = "citation_opened"
@@ -36,7 +36,7 @@ SOURCE_REPORTED = "source_reported"
 EVENT_TYPES = (CITATION_SHOWN, CITATION_OPENED, SOURCE_REPORTED)
 REQUIRED_FIELDS = ("event_id", "turn_id", "event", "occurred_at")
 MAX_SENTENCE_INDEX = 2**31 - 1
-# The counts `reader_counts` adds to an answer's counts (citecheck.metrics.COUNT_KEYS holds them too).
+# The counts `reader_counts` adds to an answer's counts (citecheck.core.metrics.COUNT_KEYS holds them too).
 READER_COUNT_KEYS = ("reader_answers", "citations_shown", "citations_opened", "citation_opens", "source_reports",
                      "reported_citations", "judged_reported_citations", "reported_citations_uncredited")
 
@@ -104,7 +104,7 @@ def reader_event(data: Any) -> ReaderEvent:
 def reader_counts(events: Iterable[ReaderEvent], verdicts: Sequence[Any], *, selected: bool) -> Counter[str]:
     """The reader counts of one answer on a day that logs reader events (see the module doc).
     `verdicts`: the answer's `SentenceVerdict`s; `selected`: whether the answer was judged."""
-    from citecheck.verdicts import UNJUDGED
+    from citecheck.core.verdicts import UNJUDGED
 
     c: Counter[str] = Counter(reader_answers=1)
     shown: set[tuple[int | None, str | None]] = set()

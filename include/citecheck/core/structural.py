@@ -10,11 +10,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from citecheck.config import Config
-from citecheck.model import Sentence, StructuredTurn, Turn
-from citecheck.parsing import ParsedSentence, overlapping, parse_answer, parse_plain
-from citecheck.text import normalise_for_match
-from citecheck.turns import MAX_LABEL_CHARS
+from citecheck.core.config import Config
+from citecheck.core.model import Sentence, StructuredTurn, Turn
+from citecheck.core.parsing import ParsedSentence, overlapping, parse_answer, parse_plain
+from citecheck.core.text import normalise_for_match
+from citecheck.core.turns import MAX_LABEL_CHARS
 
 _TRAILING_PUNCT = re.compile(r"[\s.!?\u2026]+$")
 

@@ -7,7 +7,7 @@ difference candidate − base, a paired 95% interval of the difference and a two
 
 - micro: the difference of two ratios of totals over the paired items. Its variance is the
   linearized (Taylor) variance with the item as the cluster, computed on the pairs, so what the
-  two versions share about a question cancels (citecheck.intervals.ClusterTotals on the
+  two versions share about a question cancels (citecheck.stats.intervals.ClusterTotals on the
   base and candidate counts side by side); t with (pairs − 1) degrees of freedom.
 - macro: the mean over items of candidate value − base value, on the items where both versions
   have a value (the macro rule: answers with a zero denominator do not vote): a paired t-test
@@ -24,8 +24,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from citecheck.intervals import CONFIDENCE, ClusterTotals, harmonic_mean_gradient
-from citecheck.metrics import METRICS, SCORED_HEADLINE_METRICS
+from citecheck.core.metrics import METRICS, SCORED_HEADLINE_METRICS
+from citecheck.stats.intervals import CONFIDENCE, ClusterTotals, harmonic_mean_gradient
 
 KEY_CHOICES = "turn_id | question | attributes.NAME"
 SIDES = ("base", "candidate")

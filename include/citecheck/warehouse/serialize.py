@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, fields
 from typing import Any
 
-from citecheck.model import CitationSpan, Judgment, Passage, PointerProblem, Sentence, StructuredTurn, Turn
+from citecheck.core.model import CitationSpan, Judgment, Passage, PointerProblem, Sentence, StructuredTurn, Turn
 
 _NESTED = frozenset(("context", "native_citations", "pointer_problems"))
 _TURN_FIELDS = tuple(f.name for f in fields(Turn))

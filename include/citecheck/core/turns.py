@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from citecheck.model import CitationSpan, Passage, PointerProblem, Turn
+from citecheck.core.model import CitationSpan, Passage, PointerProblem, Turn
 
 ANSWER_FORMATS = ("markers", "anthropic_blocks")
 MAX_ID_CHARS = 200  # turn ids, conversation ids and labels: the width of the warehouse's id columns

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from sentencex import segment
 
-from citecheck.config import Config
+from citecheck.core.config import Config
 
 _GLYPHS = "\u2022\u2023\u25aa\u25e6\u25cf\u25a0\u25ba"  # • ‣ ▪ ◦ ● ■ ►: only ever list bullets
 _BULLET = re.compile(

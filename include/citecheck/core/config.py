@@ -39,7 +39,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from citecheck.turns import DEFAULT_MAX_ANSWER_CHARS
+from citecheck.core.turns import DEFAULT_MAX_ANSWER_CHARS
 
 DEFAULT_MARKER_PATTERN = r"\[(?P<labels>[A-Za-z]{0,3}\d+(?:\s*[,;]\s*[A-Za-z]{0,3}\d+)*)\]"
 DEFAULT_LABEL_SEPARATOR = r"\s*[,;]\s*"

@@ -29,7 +29,7 @@ from pathlib import Path
 from time import perf_counter
 from typing import Any
 
-from citecheck.config import ConfigError
+from citecheck.core.config import ConfigError
 
 WORKER_COUNTS = (1, 2, 4, 8)
 SHARDS_PER_SLOT = 3
@@ -101,13 +101,13 @@ class _RecordedPairScorer:
 
 def sample_traffic_profile(turns_per_day: int = 300, seed: int = 0) -> TrafficProfile:
     """Run the NLI judge's own pair selection over two days of the bundled sample traffic."""
-    from citecheck.cache import InMemoryCache
+    from citecheck.core.pipeline import in_conversation_order, judge_items, structure_turns
+    from citecheck.core.text import normalise_statement
+    from citecheck.core.turns import turn_from_dict
     from citecheck.demo import generate, judge_spec, sample_config
     from citecheck.judges import judge_from_spec
+    from citecheck.judges.cache import InMemoryCache
     from citecheck.judges.nli import NLIJudge, NLISettings
-    from citecheck.pipeline import in_conversation_order, judge_items, structure_turns
-    from citecheck.text import normalise_statement
-    from citecheck.turns import turn_from_dict
 
     start = dt.date(2026, 1, 5)
     days = []

@@ -27,9 +27,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from citecheck.config import ConfigError
-from citecheck.metrics import RATE_METRICS, RECALL_UPPER_BOUNDS
-from citecheck.serialize import jsonable
+from citecheck.core.config import ConfigError
+from citecheck.core.metrics import RATE_METRICS, RECALL_UPPER_BOUNDS
+from citecheck.warehouse.serialize import jsonable
 
 RECALL = "citation_recall"
 RECALL_BOUNDS = RECALL_UPPER_BOUNDS

@@ -1,0 +1,180 @@
+"""The read model of what is published: the one place that reads the published tables.
+
+Every reader — the CLI (`metrics`, `alerts`, `suggestions`, `run`/`backfill`'s up-to-date test),
+the monitor and report steps, the Airflow plugin — goes through these functions. Metric rows have
+ONE shape wherever they are read (`METRIC_ROW_COLUMNS`); the other tables get one narrow function
+each. Writers live beside their tables: `publish` (the day's rows), `alerts`, `reports`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+from citecheck.warehouse import tables as T
+
+METRIC_ROW_COLUMNS = ("day", "slice_name", "slice_value", "metric", "averaging", "numerator", "denominator", "value",
+                      "answers", "sentences", *T.METRIC_INTERVAL_COLUMNS, "run_id", "config_hash")
+SUGGESTION_COLUMNS = ("day", "run_id", "turn_id", "sentence_index", "kind", "sentence", "cited_labels",
+                      "suggested_labels", "source", "document_id", "version", "judge", "score", "quote",
+                      "auto_apply", "caution")
+ALERT_COLUMNS = ("day", "metric", "slice_name", "slice_value", "averaging", "baseline", "value", "direction",
+                 "size", "rule", "run_id", "created_at")
+
+
+# --- daily_metrics ----------------------------------------------------------------------------
+
+def metric_rows(engine: Engine, day_from: dt.date, day_to: dt.date | None = None, *,
+                metrics: Sequence[str] | None = None, averaging: Sequence[str] | None = None,
+                slice_name: str | None = None, exclude_slice: str | None = None,
+                days: Sequence[dt.date] | None = None) -> list[dict[str, Any]]:
+    """Published `daily_metrics` rows (`METRIC_ROW_COLUMNS`) of the days `day_from`..`day_to`
+    (`day_to` defaults to `day_from`; `days` narrows to those days), ordered by day, slice,
+    metric and averaging; optionally only some metrics, averagings, one slice name or all but one."""
+    c = T.daily_metrics.c
+    query = sa.select(*(c[name] for name in METRIC_ROW_COLUMNS)).where(
+        c.day >= day_from, c.day <= (day_to or day_from))
+    if days is not None:
+        query = query.where(c.day.in_(list(days)))
+    if metrics is not None:
+        query = query.where(c.metric.in_(list(metrics)))
+    if averaging is not None:
+        query = query.where(c.averaging.in_(list(averaging)))
+    if slice_name is not None:
+        query = query.where(c.slice_name == slice_name)
+    if exclude_slice is not None:
+        query = query.where(c.slice_name != exclude_slice)
+    query = query.order_by(c.day, c.slice_name, c.slice_value, c.metric, c.averaging)
+    with engine.connect() as conn:
+        return [dict(r) for r in conn.execute(query).mappings()]
+
+
+def day_metrics(engine: Engine, day: dt.date) -> list[dict[str, Any]]:
+    """Every published metric row of one day (`metrics --json`, tests, the DAG's summary)."""
+    return metric_rows(engine, day)
+
+
+def published_days_before(engine: Engine, day: dt.date, limit: int) -> list[dt.date]:
+    """The last `limit` published days before `day` (days with metric rows), oldest first."""
+    m = T.daily_metrics.c
+    with engine.connect() as conn:
+        days = conn.execute(sa.select(m.day).where(m.day < day).group_by(m.day).order_by(m.day.desc()).limit(limit)
+                            ).scalars().all()
+    return sorted(days)
+
+
+def published_config_hash(engine: Engine, day: dt.date) -> str | None:
+    """The run configuration hash the day is published with (None when it is not published)."""
+    with engine.connect() as conn:
+        return conn.execute(sa.select(T.daily_metrics.c.config_hash).where(T.daily_metrics.c.day == day).limit(1)
+                            ).scalar()
+
+
+def published_row_counts(conn: Connection, day: dt.date) -> dict[str, int]:
+    """Rows of the day per published table (what a publish reports, and the Asset's metadata)."""
+    tables = {name: final for name, (final, _stage) in T.OUTPUT_TABLES.items()} | {"skipped_turns": T.skipped_turns}
+    return {name: conn.execute(sa.select(sa.func.count()).select_from(t).where(t.c.day == day)).scalar_one()
+            for name, t in tables.items()}
+
+
+def published_run(engine: Engine, day: dt.date) -> dict[str, Any] | None:
+    """The `runs` row of the run whose rows are published for the day (the run id of its metric
+    rows; only the run id and day when its runs row is gone), or None when nothing is published."""
+    with engine.connect() as conn:
+        run_id = conn.execute(sa.select(T.daily_metrics.c.run_id).where(T.daily_metrics.c.day == day).limit(1)
+                              ).scalar()
+        if run_id is None:
+            return None
+        c = T.runs.c
+        cols = [c.run_id, c.day, c.status, c.started_at, c.finished_at, c.turns_read, c.turns_scored,
+                c.turns_skipped, c.turns_judged, c.share_nli, c.share_llm, c.llm_cost_usd, c.config_hash, c.judge,
+                c.judge_versions]
+        row = conn.execute(sa.select(*cols).where(c.run_id == run_id)).mappings().first()
+        return dict(row) if row else {col.name: None for col in cols} | {"run_id": run_id, "day": day}
+
+
+# --- sentence_verdicts, recite_suggestions, alerts, judge_quality, reports ----------------------
+
+def flagged_sentences(engine: Engine, day: dt.date, verdicts: Sequence[str], limit: int) -> list[dict[str, Any]]:
+    """Check-worthy sentences of the day with one of `verdicts`, worst first: in the order of
+    `verdicts`, then highest contradiction, then lowest support score; at most `limit` rows."""
+    c = T.sentence_verdicts.c
+    rank = sa.case({v: i for i, v in enumerate(verdicts)}, value=c.verdict)
+    query = (sa.select(c.turn_id, c.sentence_index, c.conversation_id, c.text, c.labels, c.unknown_labels,
+                       c.verdict, c.score, c.contradiction, c.supported_elsewhere_by, c.judge, c.judge_version,
+                       c.reason, c.llm, c.best_windows)
+             .where(c.day == day, c.verdict.in_(list(verdicts)), c.check_worthy.is_(True))
+             .order_by(rank, c.contradiction.desc().nulls_last(), c.score.asc().nulls_last(), c.turn_id,
+                       c.sentence_index)
+             .limit(limit))
+    with engine.connect() as conn:
+        return [dict(r) for r in conn.execute(query).mappings()]
+
+
+def day_suggestions(engine: Engine, day: dt.date) -> list[dict[str, Any]]:
+    """The day's published re-cite suggestions, by turn and sentence; `day` as an ISO date."""
+    s = T.recite_suggestions.c
+    query = sa.select(*[s[c] for c in SUGGESTION_COLUMNS]).where(s.day == day).order_by(s.turn_id, s.sentence_index)
+    with engine.connect() as conn:
+        rows = [dict(r) for r in conn.execute(query).mappings()]
+    for row in rows:
+        row["day"] = row["day"].isoformat()
+        row["auto_apply"] = bool(row["auto_apply"])
+    return rows
+
+
+def alerts_between(engine: Engine, day_from: dt.date, day_to: dt.date) -> list[dict[str, Any]]:
+    """Alerts of the days from `day_from` to `day_to` (inclusive), by day, metric and slice;
+    `day` as an ISO date, `created_at` as an ISO timestamp (JSON-ready)."""
+    a = T.alerts.c
+    query = sa.select(*[a[c] for c in ALERT_COLUMNS]).where(a.day >= day_from, a.day <= day_to).order_by(
+        a.day, a.metric, a.slice_name, a.slice_value, a.averaging)
+    with engine.connect() as conn:
+        rows = [dict(r) for r in conn.execute(query).mappings()]
+    for row in rows:
+        row["day"] = row["day"].isoformat()
+        row["created_at"] = row["created_at"].isoformat()
+    return rows
+
+
+def judge_quality_for(engine: Engine, day: dt.date) -> dict[str, Any] | None:
+    """The published `judge_quality` of the latest review period that started on or before `day`
+    (the one covering it, else the last before it), overall rows (slice `all`) only:
+    `{"from_day", "to_day", "rows"}`, or None when no period was published."""
+    q = T.judge_quality.c
+    with engine.connect() as conn:
+        period = conn.execute(sa.select(q.from_day, q.to_day).where(q.from_day <= day, q.slice_name == "all")
+                              .order_by(q.to_day.desc(), q.from_day.desc()).limit(1)).first()
+        if period is None:
+            return None
+        query = (sa.select(q.judge, q.measure, q.weighting, q.numerator, q.denominator, q.value, q.ci_low, q.ci_high,
+                           q.labelled_items, q.method)
+                 .where(q.from_day == period.from_day, q.to_day == period.to_day, q.slice_name == "all")
+                 .order_by(q.judge, q.measure, q.weighting))
+        return {"from_day": period.from_day, "to_day": period.to_day,
+                "rows": [dict(r) for r in conn.execute(query).mappings()]}
+
+
+def report_html(engine: Engine, day: dt.date) -> str | None:
+    """The stored report of a day, or None when none was rendered (or the warehouse has no
+    `reports` table yet: the plugin reads a warehouse the job may not have initialised)."""
+    with engine.connect() as conn:
+        if not sa.inspect(conn).has_table(T.reports.name):
+            return None
+        return conn.execute(sa.select(T.reports.c.html).where(T.reports.c.day == day)).scalar()
+
+
+def report_index(engine: Engine, limit: int = 366) -> list[dict[str, Any]]:
+    """The stored reports, newest day first: day, run id, trend days and when each was rendered
+    (none when the warehouse has no `reports` table yet)."""
+    c = T.reports.c
+    with engine.connect() as conn:
+        if not sa.inspect(conn).has_table(T.reports.name):
+            return []
+        rows = conn.execute(sa.select(c.day, c.run_id, c.trend_days, c.rendered_at).order_by(c.day.desc())
+                            .limit(limit)).mappings()
+        return [dict(r) for r in rows]
