@@ -11,6 +11,8 @@ CREATE TABLE IF NOT EXISTS alerts (
 	direction VARCHAR(4) NOT NULL,
 	size FLOAT NOT NULL,
 	rule TEXT NOT NULL,
+	group_id TEXT,
+	folded BOOLEAN,
 	run_id VARCHAR(64) NOT NULL,
 	created_at TIMESTAMP WITH TIME ZONE NOT NULL,
 	PRIMARY KEY (day, metric, slice_name, slice_value, averaging)
@@ -27,6 +29,10 @@ COMMENT ON COLUMN alerts.direction IS '''up'' or ''down''';
 COMMENT ON COLUMN alerts.size IS 'value - baseline';
 
 COMMENT ON COLUMN alerts.rule IS 'which rule fired and why';
+
+COMMENT ON COLUMN alerts.group_id IS 'the alert leading its group (metric|averaging|slice): a slice moving with an overall alert folds under it';
+
+COMMENT ON COLUMN alerts.folded IS 'true: a slice alert folded under its overall alert';
 
 CREATE TABLE IF NOT EXISTS calibrated_metrics (
 	from_day DATE NOT NULL,

@@ -404,17 +404,29 @@ def _positive(text: str) -> int:
 
 
 def cmd_alerts(args: argparse.Namespace) -> int:
-    from citecheck.features.monitor import slice_label
+    from citecheck.features.monitor import alert_groups, echo_summary, slice_label
     from citecheck.warehouse.published import alerts_between
 
     alerts = alerts_between(_engine(), args.from_, args.to)
-    if args.json:
+    if args.json:  # every stored alert, each with its group_id and whether it is folded
         sys.stdout.write(json.dumps(alerts, indent=2, ensure_ascii=False) + "\n")
         return EXIT_OK
-    for a in alerts:
-        print(f"{a['day']}  {a['metric']:<34} {slice_label(a):<30} {a['averaging']:<6}"
-              f"{a['baseline']:>10.4g} -> {a['value']:<10.4g} {a['direction']:<5} {a['rule']}")
-    if not alerts:
+
+    def line(a: dict, indent: str = "") -> str:
+        return (f"{indent}{a['day']}  {a['metric']:<34} {slice_label(a):<30} {a['averaging']:<6}"
+                f"{a['baseline']:>10.4g} -> {a['value']:<10.4g} {a['direction']:<5} {a['rule']}")
+
+    groups = alert_groups(alerts)
+    for group in groups:
+        print(line(group["lead"]))
+        if group["echoes"]:
+            print(f"            └ {echo_summary(group)}")
+        for echo in group["echoes"] if args.unfold else ():
+            print(line(echo, "    "))
+    if alerts:
+        print(f"{len(alerts)} alert(s) in {len(groups)} group(s)" + ("" if args.unfold or len(groups) == len(alerts)
+                                                                   else " (--unfold lists the folded ones)"))
+    else:
         print(f"no alerts from {args.from_} to {args.to}")
     return EXIT_OK
 
@@ -612,7 +624,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("alerts", help="print the step-change alerts of a range of days")
     p.add_argument("--from", dest="from_", type=_day, required=True)
     p.add_argument("--to", type=_day, required=True)
-    p.add_argument("--json", action="store_true", help="JSON list of alerts")
+    p.add_argument("--json", action="store_true", help="JSON list of alerts (each with its group_id and folded)")
+    p.add_argument("--unfold", action="store_true", help="also list the slice alerts folded under an overall one")
     p.set_defaults(func=cmd_alerts)
 
     p = sub.add_parser("suggestions", help="print a published day's re-cite suggestions")

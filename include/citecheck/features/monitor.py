@@ -54,7 +54,8 @@ from citecheck.core.metrics import METRIC_NAMES, METRICS
 DEFAULT_METRICS = (
     "unknown_label_rate", "unknown_labels_per_1000_answers", "rewrite_or_block_per_1000_answers", "attachment_rate",
     "multi_citation_share", "marker_after_stop_share", "unjudged_rate", "citation_recall", "citation_precision",
-    "first_stage_false_pass_rate", "refusal_rate",
+    "first_stage_false_pass_rate", "refusal_rate", "citation_open_rate", "source_reports_per_1000_answers",
+    "reported_citation_unsupported_share",
 )
 
 
@@ -90,6 +91,9 @@ DEFAULT_THRESHOLDS: dict[str, Threshold] = {
     "citation_precision": Threshold(abs=0.05),
     "first_stage_false_pass_rate": Threshold(abs=0.1),
     "refusal_rate": Threshold(abs=0.03, rel=0.5),
+    "citation_open_rate": Threshold(abs=0.01, rel=0.3),
+    "source_reports_per_1000_answers": Threshold(abs=5.0, rel=0.5),
+    "reported_citation_unsupported_share": Threshold(abs=0.15),
 }
 FALLBACK_THRESHOLD = Threshold(rel=0.25)  # a configured metric without its own threshold
 ONGOING_DAYS = 3  # a change already seen on one of these last days is not a new step
@@ -270,10 +274,62 @@ def assess_day(day: dt.date, run_id: str, rows: Sequence[Mapping[str, Any]], his
     elif len(history_days) < ms.min_history:
         reason = (f"too little history: {len(history_days)} published day(s) before {day}, the monitor needs "
                   f"{ms.min_history}; no alerts")
+    alerts = group_alerts(alerts)
     stats = {"day": day.isoformat(), "run_id": run_id, "history_days": len(history_days),
              "history_from": history_days[0].isoformat() if history_days else None, "series_checked": len(today),
-             "alerts": len(alerts), "outcomes": dict(sorted(outcomes.items())), "reason": reason}
+             "alerts": len(alerts), "alert_groups": len({a["group_id"] for a in alerts}),
+             "outcomes": dict(sorted(outcomes.items())), "reason": reason}
     return alerts, stats
+
+
+# --- groups: slices that only echo the overall move fold under it ------------------------------
+
+def alert_id(alert: Mapping[str, Any]) -> str:
+    """A readable id of one alert of a day: metric, averaging and slice."""
+    return f"{alert['metric']}|{alert.get('averaging') or 'micro'}|{slice_label(alert)}"
+
+
+def group_alerts(alerts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Every alert with its group: a slice alert of a metric that also alerts overall, with the
+    same averaging and in the same direction, folds under the overall alert (`group_id` is the
+    overall alert's id, `folded` true); any other alert (an overall one, a slice moving against the
+    overall trend or alone) leads its own group (`group_id` its own id, `folded` false)."""
+    overall = {(a["metric"], a.get("averaging"), a["direction"]): a for a in alerts if a["slice_name"] == "all"}
+    out = []
+    for a in alerts:
+        lead = overall.get((a["metric"], a.get("averaging"), a["direction"])) if a["slice_name"] != "all" else None
+        out.append({**a, "group_id": alert_id(lead if lead is not None else a), "folded": lead is not None})
+    return out
+
+
+def alert_groups(alerts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Stored alerts (`published.alerts_between`) as groups, overall leads first: {"lead", "echoes"
+    (the folded slice alerts, largest move first), "also_in" (how many)}. Rows stored before alerts
+    had groups (no `group_id`) each lead their own."""
+    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    for a in alerts:
+        key = (str(a.get("day")), a.get("group_id") or alert_id(a))
+        group = groups.setdefault(key, {"lead": None, "echoes": []})
+        if a.get("folded"):
+            group["echoes"].append(a)
+        else:
+            group["lead"] = a
+    out = []
+    for group in groups.values():
+        echoes = sorted(group["echoes"], key=lambda a: (-abs(a.get("size") or 0), slice_label(a)))
+        lead = group["lead"] or echoes.pop(0)  # a lead lost from a partial read: the largest echo leads
+        out.append({"lead": lead, "echoes": echoes, "also_in": len(echoes)})
+    return sorted(out, key=lambda g: (str(g["lead"].get("day")), g["lead"]["slice_name"] != "all",
+                                      g["lead"]["metric"], slice_label(g["lead"])))
+
+
+def echo_summary(group: Mapping[str, Any], top: int = 3) -> str:
+    """"also in 43 slices (most: answer_length=1-3 +0.21, …)", or "" for a group of one."""
+    echoes = group["echoes"]
+    if not echoes:
+        return ""
+    most = ", ".join(f"{slice_label(a)} {a.get('size') or 0:+.3g}" for a in echoes[:top])
+    return f"also in {len(echoes)} slice{'s' if len(echoes) != 1 else ''} (moved most: {most})"
 
 
 def pooled_counts(metric: str, averaging: str, row: Mapping[str, Any], past: Sequence[Mapping[str, Any]]
@@ -299,14 +355,19 @@ def slice_label(alert: Mapping[str, Any]) -> str:
 
 
 def alert_message(alerts: Sequence[Mapping[str, Any]], day: dt.date, report_link: str) -> tuple[str, str]:
-    """(subject, HTML body) of the alert e-mail: metric, slice, baseline, value, direction and the
-    report link; only metric names and numbers, never answer or passage text."""
-    subject = f"citecheck: {len(alerts)} metric alert(s) for {day.isoformat()}"
+    """(subject, HTML body) of the alert e-mail: one row per alert group (metric, slice, baseline,
+    value, direction, and the slices that only echo an overall move, folded under it) and the
+    report link; only metric names, slice names and numbers, never answer or passage text."""
+    groups = alert_groups(alerts)
+    subject = f"citecheck: {len(alerts)} metric alert(s) in {len(groups)} group(s) for {day.isoformat()}"
     rows = "".join(
-        f"<tr><td>{html.escape(a['metric'])}</td><td>{html.escape(slice_label(a))}</td>"
-        f"<td>{a['baseline']:.4g}</td><td>{a['value']:.4g}</td><td>{html.escape(a['direction'])}</td></tr>"
-        for a in alerts)
-    body = (f"<p>Step changes in the citation metrics of {day.isoformat()}.</p>"
-            "<table><tr><th>metric</th><th>slice</th><th>baseline</th><th>value</th><th>direction</th></tr>"
+        f"<tr><td>{html.escape(g['lead']['metric'])}</td><td>{html.escape(slice_label(g['lead']))}</td>"
+        f"<td>{g['lead']['baseline']:.4g}</td><td>{g['lead']['value']:.4g}</td>"
+        f"<td>{html.escape(g['lead']['direction'])}</td><td>{html.escape(echo_summary(g))}</td></tr>"
+        for g in groups)
+    body = (f"<p>Step changes in the citation metrics of {day.isoformat()}: {len(alerts)} alert(s); slices that "
+            "move with an overall alert are folded under it.</p>"
+            "<table><tr><th>metric</th><th>slice</th><th>baseline</th><th>value</th><th>direction</th>"
+            "<th>also in</th></tr>"
             f"{rows}</table><p>Report: <a href=\"{html.escape(report_link)}\">{html.escape(report_link)}</a></p>")
     return subject, body

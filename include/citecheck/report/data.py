@@ -11,8 +11,9 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from citecheck.core.metrics import METRICS
+from citecheck.core.metrics import METRICS, READER_METRICS
 from citecheck.core.text import find_span
+from citecheck.features.monitor import alert_groups
 from citecheck.judges.llm.verify import verified_quotes
 from citecheck.warehouse import published, source
 from citecheck.warehouse import tables as T
@@ -63,9 +64,15 @@ class ReportData:
     agreement: list[dict[str, Any]]
     flagged: list[FlaggedSentence]
     alerts: list[dict[str, Any]] = field(default_factory=list)
+    reader: list[dict[str, Any]] = field(default_factory=list)  # the reader-event metrics (null: none logged)
     suggestions: list[dict[str, Any]] = field(default_factory=list)
     judge_quality: dict[str, Any] | None = None
     interval_columns: tuple[str, ...] = ()
+
+    @property
+    def alert_groups(self) -> list[dict[str, Any]]:
+        """The day's alerts in groups, overall leads first (`features.monitor.alert_groups`)."""
+        return alert_groups(self.alerts)
 
 
 def gather(engine: Engine, day: dt.date, trend_days: int = 28, *, flagged_limit: int = 30) -> ReportData:
@@ -89,9 +96,9 @@ def gather(engine: Engine, day: dt.date, trend_days: int = 28, *, flagged_limit:
                                       metrics=(*HEADLINE_METRICS, *AGREEMENT_METRICS), slice_name="all"),
         slices=published.metric_rows(engine, day, day, averaging=MICRO, metrics=SLICE_METRICS, exclude_slice="all"),
         agreement=[by_metric[m] for m in AGREEMENT_METRICS if m in by_metric],
+        reader=[by_metric[m] for m in READER_METRICS if m in by_metric],
         flagged=[FlaggedSentence(r, evidence_for(r, passages.get(r["turn_id"], {}))) for r in flagged],
-        alerts=sorted(published.alerts_between(engine, day, day),  # overall first, then by slice
-                      key=lambda a: (a["slice_name"] != "all", a["metric"], a["slice_name"], a["slice_value"])),
+        alerts=published.alerts_between(engine, day, day),
         suggestions=published.day_suggestions(engine, day),
         judge_quality=published.judge_quality_for(engine, day),
         interval_columns=T.METRIC_INTERVAL_COLUMNS,

@@ -227,6 +227,9 @@ alerts = Table(
     Column("direction", String(4), nullable=False, comment="'up' or 'down'"),
     Column("size", Float, nullable=False, comment="value - baseline"),
     Column("rule", Text, nullable=False, comment="which rule fired and why"),
+    Column("group_id", Text, nullable=True, comment="the alert leading its group (metric|averaging|slice): a slice"
+                                                    " moving with an overall alert folds under it"),
+    Column("folded", Boolean, nullable=True, comment="true: a slice alert folded under its overall alert"),
     Column("run_id", String(64), nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
     comment="Step changes of the daily metrics against their own history; a rerun of a day replaces its alerts",
