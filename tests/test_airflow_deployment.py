@@ -548,7 +548,7 @@ def test_a_late_event_batch_makes_the_restate_dag_republish_the_stale_day(stack)
     assert r["stale_after"] == [], "the republished day is no longer stale"
     assert r["restate_runs"] and {run["run_type"] for run in r["restate_runs"]} == {"scheduled"}
     (triggered,) = r["triggered"]  # one stale day, one triggered run of it
-    assert json.loads(triggered["conf"]) == {"day": d2} and triggered["run_type"] == "manual"
+    assert json.loads(triggered["conf"]) == {"day": d2} and triggered["run_type"] == "operator_triggered"
     assert r["run_ids"] == {triggered["run_id"].replace("+", "_")}, "the triggered run published D2"
     for day, ids in r["others"].items():
         assert ids == stack.observed["phase2_run_ids"][day], f"{day} was not stale and stays as published"
