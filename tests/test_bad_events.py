@@ -8,8 +8,8 @@ import datetime as dt
 import json
 
 import sqlalchemy as sa
-
 from bad_input.corpus import DAY, EVENT_TURN, JUDGE, event_cases, turn, write_event_jsonl
+
 from citecheck import job
 from citecheck import warehouse as W
 from citecheck.cli import EXIT_SKIPPED, main
