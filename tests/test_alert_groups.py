@@ -42,7 +42,7 @@ def test_slices_echoing_the_overall_alert_fold_under_it_and_the_others_stand_alo
                 ("citation_recall", "has_number", "yes", "micro")):
         assert grouped[key]["folded"] is False and grouped[key]["group_id"].endswith(f"{key[1]}={key[2]}")
     groups = alert_groups(group_alerts(ALERTS))
-    assert [(g["lead"]["slice_name"], g["also_in"]) for g in groups][0] == ("all", 5)  # overall leads come first
+    assert (groups[0]["lead"]["slice_name"], groups[0]["also_in"]) == ("all", 5)  # overall leads come first
     assert len(groups) == 4 and sum(1 + g["also_in"] for g in groups) == len(ALERTS)
     assert echo_summary(groups[0]) == ("also in 5 slices (moved most: attribute:model=m4 +0.09, "
                                        "attribute:model=m3 +0.08, attribute:model=m2 +0.07)")
