@@ -9,7 +9,8 @@ import datetime as dt
 import json
 
 from citecheck.cli import main
-from citecheck.features.monitor import alert_groups, alert_message, echo_summary, group_alerts
+from citecheck.core.alert_groups import alert_groups, echo_summary, group_alerts
+from citecheck.features.monitor import alert_message
 from citecheck.warehouse.alerts import replace_alerts
 from citecheck.warehouse.published import alerts_between
 

@@ -14,7 +14,7 @@ from citecheck.core.model import JudgeItem, Passage
 from citecheck.judges import JudgeSpecError, judge_from_spec
 from citecheck.judges.cascade import CascadeJudge
 from citecheck.judges.llm import MemoryBatchStateStore
-from citecheck.stats.calibration import agreement
+from citecheck.stats.agreement import agreement
 from citecheck.stats.ratio import Ratio
 from citecheck.stats.sampling import sample_fraction
 from helpers import REPO, load_fixture, score_dicts

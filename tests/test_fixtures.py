@@ -13,7 +13,7 @@ from citecheck.core.structural import check_worthiness
 from citecheck.core.sufficiency import evidence_sufficiency
 from citecheck.core.turns import turn_from_dict
 from citecheck.judges import judge_from_spec
-from citecheck.stats.calibration import agreement
+from citecheck.stats.agreement import agreement
 from helpers import load_fixture, score_dicts
 
 ORBIT = load_fixture("orbit_labs.json")

@@ -20,10 +20,10 @@ from citecheck.features.monitor import (
     Threshold,
     alert_message,
     check_series,
-    level_shift_p,
     monitor_settings,
 )
 from citecheck.job import monitor_day
+from citecheck.stats.step_tests import level_shift_p
 from citecheck.warehouse import tables as T
 from citecheck.warehouse.published import alerts_between
 from helpers import orbit_settings, orbit_warehouse_turns
@@ -308,7 +308,8 @@ def test_rewrite_or_block_flags_unknown_labels_and_bad_verdicts_only():
 def test_a_few_events_in_a_small_slice_are_no_step_by_the_sampling_test():
     """The history swings little, so the level-shift test alone would fire; 6 unknown labels of
     200 citations against a pooled 1% is not unlikely enough (binomial p ~ 0.02)."""
-    from citecheck.features.monitor import pooled_counts, sampling_p
+    from citecheck.features.monitor import pooled_counts
+    from citecheck.stats.step_tests import sampling_p
 
     rates = [0.01, 0.005, 0.015, 0.01, 0.01, 0.005, 0.015, 0.01, 0.01, 0.01] * 2
     past = [{"value": r, "numerator": r * 200, "denominator": 200} for r in rates]

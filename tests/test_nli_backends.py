@@ -237,7 +237,15 @@ def test_batch_size_auto_is_chosen_for_the_device(model_copy):
     assert j.stats()["batch_size"] == 32
 
 
-def test_calibration_pairs_are_real_length_pairs_from_the_sample_traffic():
-    pairs = B.calibration_pairs(50)
+def test_sample_pairs_are_real_length_pairs_from_the_sample_traffic():
+    pairs = B.sample_pairs(50)
     assert len(pairs) == 50 and len(set(pairs)) > 25
     assert all(len(premise.split()) >= 4 and len(hypothesis.split()) >= 4 for premise, hypothesis in pairs)
+
+
+def test_the_bundled_sample_pairs_are_the_demo_traffics():
+    """`judges/data/nli_pairs.json` is generated data, not a hand-made copy: it equals what the
+    demo's generator gives (regenerate with `citecheck.demo.nli_pairs(128)` when the demo changes)."""
+    from citecheck import demo
+
+    assert B.sample_pairs(B.CALIBRATION_PAIRS) == demo.nli_pairs(B.CALIBRATION_PAIRS)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from citecheck import demo
 from citecheck.features import capacity
 from citecheck.features.capacity import PlanError, Rates, TrafficProfile
 
@@ -17,7 +18,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def profile() -> TrafficProfile:
-    return capacity.sample_traffic_profile(turns_per_day=80)
+    return capacity.traffic_profile(demo.plan_traffic(turns_per_day=80), demo.sample_config())
 
 
 def write_rates(path: Path, rates: dict, gpu: dict | None = None) -> Path:

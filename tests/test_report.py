@@ -127,7 +127,7 @@ def test_untrusted_texts_are_escaped_everywhere():
 
 
 def test_the_reader_panel_and_alert_groups_are_shown():
-    from citecheck.features.monitor import group_alerts
+    from citecheck.core.alert_groups import group_alerts
 
     day = dt.date(2026, 11, 30)
     row = {"day": day, "slice_name": "all", "slice_value": "all", "averaging": "micro", "answers": 3, "sentences": 9,

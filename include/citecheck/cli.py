@@ -115,7 +115,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from citecheck.stats.calibration import calibration_report
+    from citecheck.stats.agreement import calibration_report
 
     if args.labels:
         data = json.loads(Path(args.labels).read_text(encoding="utf-8"))
@@ -328,8 +328,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from citecheck.job import ValidationFailed, rerun_reason, run_day
     from citecheck.warehouse.freshness import published_days
 
+    settings = _job_settings(args)  # every config section checked before the warehouse is touched
     engine = _engine()
-    settings = _job_settings(args)
     state = published_days(engine, [args.day], settings.config.timezone).get(args.day)
     if rerun_reason(state, settings.run_config_hash, force=args.force) is None:
         print(f"{args.day}: already published with config {settings.run_config_hash} and nothing loaded since "
@@ -353,7 +353,8 @@ def cmd_backfill(args: argparse.Namespace) -> int:
 
     days = _days(args.from_, args.to)
     progress = tqdm(days, desc="backfill", unit="day", disable=not sys.stderr.isatty())
-    report = backfill(_engine(), progress, _job_settings(args), force=args.force,
+    settings = _job_settings(args)  # every config section checked before the warehouse is touched
+    report = backfill(_engine(), progress, settings, force=args.force,
                       on_failure=lambda _day, exc: sys.stderr.write(f"{exc}\n"),
                       on_day=lambda day, what, why: print(f"{day}  {what}: {why}"))
     print(f"backfill {args.from_}..{args.to}: {len(report.published)} published, "
@@ -404,7 +405,7 @@ def _positive(text: str) -> int:
 
 
 def cmd_alerts(args: argparse.Namespace) -> int:
-    from citecheck.features.monitor import alert_groups, echo_summary, slice_label
+    from citecheck.core.alert_groups import alert_groups, echo_summary, slice_label
     from citecheck.warehouse.published import alerts_between
 
     alerts = alerts_between(_engine(), args.from_, args.to)
@@ -502,6 +503,7 @@ def cmd_ddl(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
+    from citecheck import demo
     from citecheck.features import capacity
 
     if (args.rates is None) == (args.judge is None):
@@ -510,7 +512,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     result = capacity.plan(
         args.answers,
         rates,
-        capacity.sample_traffic_profile(),
+        capacity.traffic_profile(demo.plan_traffic(), demo.sample_config()),
         sentences_per_answer=args.sentences_per_answer,
         variant=args.backend,
         window_hours=args.window_hours,

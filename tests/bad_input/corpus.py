@@ -565,6 +565,31 @@ def write_jsonl(cases: list[Case], path: Any, *, blank_lines: bool = True) -> di
     return numbers
 
 
+def hot_cases(scale: float = 1.0) -> dict[str, Callable[[float], dict[str, Any]]]:
+    """The parser's former hot spots, each a builder of its turn at a share of its full size
+    (`scale` sets the full size; 1.0 is a 10 MB answer, 100k distinct markers, 20k nested markers,
+    20k native blocks): `tests/test_bad_input.py` checks what they structure to,
+    `bench/bench_hot_spots.py` times them at half and full size."""
+    sentence = "The nightly hotel cap is 220 euros [S1]. "
+
+    def size(full: int, share: float) -> int:
+        return max(1, int(full * scale * share))
+
+    def blocks(n: int) -> list[dict[str, Any]]:
+        return [{"type": "text", "text": f"Fact {i}. ", "citations": [
+            {"type": "char_location", "document_index": 1, "document_title": "Travel policy v4 > Lodging",
+             "cited_text": "The nightly hotel cap is 220 euros", "start_char_index": 0, "end_char_index": 34}]}
+            for i in range(n)]
+
+    return {
+        "10 MB, 170k sentences": lambda share: turn("a", answer=sentence * size(10_000_000 // len(sentence), share)),
+        "100k distinct markers in one sentence": lambda share: turn(
+            "b", answer="Cap" + "".join(f"[S{i}]" for i in range(size(100_000, share))) + "."),
+        "20k nested markers": lambda share: turn("c", answer="Cap [S1[S2]] " * size(20_000, share) + "."),
+        "20k native blocks": lambda share: native("d", blocks=blocks(size(20_000, share))),
+    }
+
+
 # --- reader events (SPEC §1): `citecheck load-events` ------------------------------------------
 
 EVENT_TURN = "event-turn"  # the turn the event cases name; the test loads it first

@@ -28,7 +28,7 @@ from citecheck.core.turns import Skipped
 from citecheck.core.verdicts import SentenceVerdict, decide
 from citecheck.judges.base import Judge
 
-JUDGE_BATCH_TURNS = 256
+JUDGE_BATCH_TURNS = 256  # turns per judge call: the CLI's `score` and the job's judge_shard step
 
 
 def in_conversation_order(turns: Iterable[Turn]) -> list[Turn]:

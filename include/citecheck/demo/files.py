@@ -90,3 +90,40 @@ def sample_settings(folder: str | Path) -> JobSettings:
 
     files = sample_files(folder)
     return JobSettings(judge_spec=read_judge_file(files.judge), config=load_config(files.config))
+
+
+def nli_pairs(limit: int) -> list[tuple[str, str]]:
+    """(two-sentence window of a cited passage, answer sentence) pairs of real length from the
+    sample traffic: the bundled `citecheck/judges/data/nli_pairs.json` (OpenVINO int8
+    calibration, `citecheck plan --judge` timing) is `nli_pairs(128)`, checked by a test."""
+    import datetime as dt
+    from itertools import pairwise
+
+    from citecheck.core.parsing import split_sentences
+    from citecheck.core.turns import turn_from_dict
+    from citecheck.demo.days import generate
+
+    pairs: list[tuple[str, str]] = []
+    for raw in generate(dt.date(2026, 1, 5), 1, turns_per_day=60).turns:
+        turn = turn_from_dict(raw)
+        sentences = [s for s in split_sentences(turn.answer) if len(s.split()) > 3]
+        for passage, sentence in zip(turn.context, sentences, strict=False):
+            parts = split_sentences(passage.text)
+            windows = [f"{a} {b}" for a, b in pairwise(parts)] or parts
+            pairs.append((windows[len(pairs) % len(windows)], sentence))
+        if len(pairs) >= limit:
+            break
+    return pairs[:limit]
+
+
+def plan_traffic(turns_per_day: int = 300, seed: int = 0) -> list[tuple[list[dict], dict]]:
+    """Two consecutive days of sample traffic with their recorded judges, as
+    `citecheck.features.capacity.traffic_profile` takes them (`citecheck plan`)."""
+    import datetime as dt
+
+    from citecheck.demo.days import generate
+
+    start = dt.date(2026, 1, 5)
+    days = [generate(start + dt.timedelta(days=offset), 1, turns_per_day=turns_per_day, seed=seed)
+            for offset in range(2)]
+    return [(list(sample.turns), judge_spec(sample)) for sample in days]

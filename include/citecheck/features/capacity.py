@@ -19,7 +19,6 @@ than a real corpus gives: the recommendation is sized on the no-cache row.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import math
 import re
@@ -29,7 +28,7 @@ from pathlib import Path
 from time import perf_counter
 from typing import Any
 
-from citecheck.core.config import ConfigError
+from citecheck.core.config import Config, ConfigError
 
 WORKER_COUNTS = (1, 2, 4, 8)
 SHARDS_PER_SLOT = 3
@@ -99,27 +98,27 @@ class _RecordedPairScorer:
         ]
 
 
-def sample_traffic_profile(turns_per_day: int = 300, seed: int = 0) -> TrafficProfile:
-    """Run the NLI judge's own pair selection over two days of the bundled sample traffic."""
+def traffic_profile(days: Sequence[tuple[Sequence[Mapping[str, Any]], Mapping[str, Any]]], config: Config
+                    ) -> TrafficProfile:
+    """Run the NLI judge's own pair selection over two consecutive days of traffic, each given as
+    (turns as SPEC §1 dicts, its recorded judge spec): the second day measures the cache's hits
+    (`citecheck plan` passes `citecheck.demo.plan_traffic()`)."""
     from citecheck.core.pipeline import in_conversation_order, judge_items, structure_turns
     from citecheck.core.text import normalise_statement
     from citecheck.core.turns import turn_from_dict
-    from citecheck.demo import generate, judge_spec, sample_config
     from citecheck.judges import judge_from_spec
     from citecheck.judges.cache import InMemoryCache
     from citecheck.judges.nli import NLIJudge, NLISettings
 
-    start = dt.date(2026, 1, 5)
-    days = []
-    for offset in range(2):
-        sample = generate(start + dt.timedelta(days=offset), 1, turns_per_day=turns_per_day, seed=seed)
-        turns = in_conversation_order(turn_from_dict(t) for t in sample.turns)
-        items = [item for st in structure_turns(turns, sample_config()) for item in judge_items(st)]
-        days.append((items, judge_from_spec(judge_spec(sample)), len(turns)))
+    judged_days = []
+    for raw_turns, spec in days:
+        turns = in_conversation_order(turn_from_dict(t) for t in raw_turns)
+        items = [item for st in structure_turns(turns, config) for item in judge_items(st)]
+        judged_days.append((items, judge_from_spec(spec), len(turns)))
     cache = InMemoryCache()
     scorer = _RecordedPairScorer()
     counts = []
-    for items, recorded, _ in days:
+    for items, recorded, _ in judged_days:
         for item, judgment in zip(items, recorded.judge(items), strict=True):
             labels = {lab for lab, ok in (judgment.alone or {}).items() if ok} | set(judgment.elsewhere or ())
             texts = [normalise_statement(p.text) for p in item.context if p.label in labels]
@@ -131,8 +130,8 @@ def sample_traffic_profile(turns_per_day: int = 300, seed: int = 0) -> TrafficPr
     (undeduped, first), (_, second) = counts
     hit_rate = second["cache_hits"] / second["pairs_needed"] if second["pairs_needed"] else 0.0
     return TrafficProfile(
-        answers=days[0][2],
-        sentences=len(days[0][0]),
+        answers=judged_days[0][2],
+        sentences=len(judged_days[0][0]),
         pairs_undeduped=undeduped,
         pairs_deduped=first["pairs_scored"],
         second_day_cache_hit_rate=hit_rate,
@@ -202,13 +201,13 @@ def rates_from_file(path: str | Path, model: str) -> Rates:
 def calibrate(judge_file: str | Path, pairs: int = 96) -> Rates:
     """Load an NLI judge file here and time its scorer on real-length pairs from the sample traffic."""
     from citecheck.judges.nli import from_spec
-    from citecheck.judges.nli_backends import calibration_pairs
+    from citecheck.judges.nli_backends import sample_pairs
 
     spec = json.loads(Path(judge_file).read_text(encoding="utf-8"))
     if spec.get("kind") != "nli":
         raise PlanError(f"plan: {judge_file} is not an NLI judge file (kind {spec.get('kind')!r})")
     judge = from_spec(spec, progress=False)
-    batch = calibration_pairs(pairs)
+    batch = sample_pairs(pairs)
     judge.scorer.probabilities(batch[: min(16, len(batch))])  # warm-up
     started = perf_counter()
     for i in range(0, len(batch), judge.batch_size):

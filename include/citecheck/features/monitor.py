@@ -41,15 +41,16 @@ from __future__ import annotations
 
 import datetime as dt
 import html
-import math
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from citecheck.core.alert_groups import alert_groups, echo_summary, group_alerts, slice_label
 from citecheck.core.config import Config, ConfigError
 from citecheck.core.metrics import METRIC_NAMES, METRICS
+from citecheck.stats.step_tests import level_shift_p, sampling_p
 
 DEFAULT_METRICS = (
     "unknown_label_rate", "unknown_labels_per_1000_answers", "rewrite_or_block_per_1000_answers", "attachment_rate",
@@ -166,34 +167,6 @@ def monitor_settings(config: Config | Mapping[str, Any] | None) -> MonitorSettin
 
 # --- the rule, on one series ----------------------------------------------------------------
 
-def level_shift_p(history: Sequence[float], value: float) -> float:
-    """Two-sided p-value that `value` comes from the history's level: the Student-t prediction
-    interval of one new observation, (value - mean) / (sd * sqrt(1 + 1/n)) with n - 1 degrees of
-    freedom. A constant history gives 0 for any other value and 1 for the same value."""
-    from scipy import stats
-
-    n = len(history)
-    mean = statistics.fmean(history)
-    sd = statistics.stdev(history)
-    if sd == 0 or not math.isfinite(sd):
-        return 1.0 if math.isclose(value, mean, rel_tol=1e-12, abs_tol=1e-12) else 0.0
-    t = (value - mean) / (sd * math.sqrt(1 + 1 / n))
-    return float(2 * stats.t.sf(abs(t), n - 1))
-
-
-def sampling_p(count: float, trials: float, rate: float, *, per_unit: bool) -> float:
-    """Two-sided p-value of a day's event count under the history's pooled rate: exact binomial
-    for a rate (`count` events out of `trials`), Poisson for a count per unit (events per answer,
-    which may exceed one)."""
-    from scipy import stats
-
-    k = round(count)
-    if per_unit:
-        expected = rate * trials
-        return float(min(1.0, 2 * min(stats.poisson.cdf(k, expected), stats.poisson.sf(k - 1, expected))))
-    return float(stats.binomtest(k, max(round(trials), k), min(max(rate, 0.0), 1.0)).pvalue)
-
-
 def check_series(history: Sequence[float], row: Mapping[str, Any], threshold: Threshold,
                  settings: MonitorSettings, pooled: Mapping[str, Any] | None = None
                  ) -> tuple[str, dict[str, Any] | None]:
@@ -282,56 +255,6 @@ def assess_day(day: dt.date, run_id: str, rows: Sequence[Mapping[str, Any]], his
     return alerts, stats
 
 
-# --- groups: slices that only echo the overall move fold under it ------------------------------
-
-def alert_id(alert: Mapping[str, Any]) -> str:
-    """A readable id of one alert of a day: metric, averaging and slice."""
-    return f"{alert['metric']}|{alert.get('averaging') or 'micro'}|{slice_label(alert)}"
-
-
-def group_alerts(alerts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Every alert with its group: a slice alert of a metric that also alerts overall, with the
-    same averaging and in the same direction, folds under the overall alert (`group_id` is the
-    overall alert's id, `folded` true); any other alert (an overall one, a slice moving against the
-    overall trend or alone) leads its own group (`group_id` its own id, `folded` false)."""
-    overall = {(a["metric"], a.get("averaging"), a["direction"]): a for a in alerts if a["slice_name"] == "all"}
-    out = []
-    for a in alerts:
-        lead = overall.get((a["metric"], a.get("averaging"), a["direction"])) if a["slice_name"] != "all" else None
-        out.append({**a, "group_id": alert_id(lead if lead is not None else a), "folded": lead is not None})
-    return out
-
-
-def alert_groups(alerts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Stored alerts (`published.alerts_between`) as groups, overall leads first: {"lead", "echoes"
-    (the folded slice alerts, largest move first), "also_in" (how many)}. Rows stored before alerts
-    had groups (no `group_id`) each lead their own."""
-    groups: dict[tuple[str, str], dict[str, Any]] = {}
-    for a in alerts:
-        key = (str(a.get("day")), a.get("group_id") or alert_id(a))
-        group = groups.setdefault(key, {"lead": None, "echoes": []})
-        if a.get("folded"):
-            group["echoes"].append(a)
-        else:
-            group["lead"] = a
-    out = []
-    for group in groups.values():
-        echoes = sorted(group["echoes"], key=lambda a: (-abs(a.get("size") or 0), slice_label(a)))
-        lead = group["lead"] or echoes.pop(0)  # a lead lost from a partial read: the largest echo leads
-        out.append({"lead": lead, "echoes": echoes, "also_in": len(echoes)})
-    return sorted(out, key=lambda g: (str(g["lead"].get("day")), g["lead"]["slice_name"] != "all",
-                                      g["lead"]["metric"], slice_label(g["lead"])))
-
-
-def echo_summary(group: Mapping[str, Any], top: int = 3) -> str:
-    """"also in 43 slices (most: answer_length=1-3 +0.21, …)", or "" for a group of one."""
-    echoes = group["echoes"]
-    if not echoes:
-        return ""
-    most = ", ".join(f"{slice_label(a)} {a.get('size') or 0:+.3g}" for a in echoes[:top])
-    return f"also in {len(echoes)} slice{'s' if len(echoes) != 1 else ''} (moved most: {most})"
-
-
 def pooled_counts(metric: str, averaging: str, row: Mapping[str, Any], past: Sequence[Mapping[str, Any]]
                   ) -> dict[str, Any] | None:
     """The sampling test's inputs for a micro row of a counted metric (None otherwise): the day's
@@ -345,13 +268,6 @@ def pooled_counts(metric: str, averaging: str, row: Mapping[str, Any], past: Seq
         return None
     return {"count": row["numerator"] / scale, "trials": row["denominator"] or 0, "rate": events / trials,
             "per_unit": scale != 1.0}
-
-
-def slice_label(alert: Mapping[str, Any]) -> str:
-    """`overall`, or `name=value` for a slice."""
-    if alert["slice_name"] == "all":
-        return "overall"
-    return f"{alert['slice_name']}={alert['slice_value']}"
 
 
 def alert_message(alerts: Sequence[Mapping[str, Any]], day: dt.date, report_link: str) -> tuple[str, str]:

@@ -40,6 +40,7 @@ class JobSettings:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "min_turns", min_turns_setting(self.min_turns))
+        check_step_sections(self.config)
 
     def effective_judge_spec(self) -> dict[str, Any]:
         """The judge spec with the run's LLM sample rate and budget applied to a cascade."""
@@ -62,6 +63,17 @@ class JobSettings:
             "salt": self.salt, "unjudged_limit": self.unjudged_limit,
         }, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def check_step_sections(config: Config) -> None:
+    """Check the config sections that steps after publish read (`[monitor]`, `[report]`) when a
+    run's settings are built, before extract: a typo fails the run at once, not a day late.
+    Raises `ConfigError`."""
+    from citecheck.features.monitor import monitor_settings
+    from citecheck.report import configured_trend_days
+
+    monitor_settings(config)
+    configured_trend_days(config)
 
 
 PARAMS = tuple(f.name for f in fields(JobSettings) if f.name not in ("judge_spec", "config"))

@@ -37,7 +37,6 @@ from citecheck.warehouse.serialize import jsonable
 
 CHUNK = 500
 STRUCTURAL_CHUNK = 2000  # turns per extract chunk, prior-label query and staging transaction
-JUDGE_CHUNK = 256  # turns per judge call in a shard
 ESCALATE_CHUNK = 1000
 
 
@@ -126,7 +125,8 @@ def judge_shard(run: DayRun, shard: int) -> dict[str, Any]:
     judge = build_judge(run.engine, run.settings, run.run_id, stage="first")
     staging.drop_judgments(run.engine, run.run_id, shard=shard)
     judged = 0
-    for batch in staging.staged_turns(run.engine, run.run_id, shard=shard, selected_only=True, chunk=JUDGE_CHUNK):
+    for batch in staging.staged_turns(run.engine, run.run_id, shard=shard, selected_only=True,
+                                       chunk=pipeline.JUDGE_BATCH_TURNS):
         judgments = pipeline.judge_turns([st for st, _ in batch], judge)
         judged += staging.stage_judgments(run.engine, run.run_id, staging.FIRST, judgments.items())
     _timed(run, f"judge_shard_{shard}", started)

@@ -292,7 +292,7 @@ def quantize_openvino_int8(model: Any, staged: Path, pairs: Sequence[tuple[str, 
     import nncf
     from optimum.intel import OVConfig, OVQuantizationConfig, OVQuantizer
 
-    pairs = list(pairs) if pairs is not None else calibration_pairs()
+    pairs = list(pairs) if pairs is not None else sample_pairs()
     tokenizer = model.tokenizer
     inputs = set(model.model.input_names)  # e.g. no token_type_ids for DeBERTa-v3 (type_vocab_size 0)
     samples = []
@@ -314,26 +314,14 @@ def quantize_openvino_int8(model: Any, staged: Path, pairs: Sequence[tuple[str, 
     shutil.rmtree(out, ignore_errors=True)
 
 
-def calibration_pairs(limit: int = CALIBRATION_PAIRS) -> list[tuple[str, str]]:
-    """(two-sentence window of a cited passage, answer sentence) pairs from the bundled sample traffic."""
-    import datetime as dt
-    from itertools import pairwise
+def sample_pairs(limit: int = CALIBRATION_PAIRS) -> list[tuple[str, str]]:
+    """Up to `limit` (two-sentence window of a cited passage, answer sentence) pairs of real length
+    from the bundled sample traffic (`data/nli_pairs.json`, written by `citecheck.demo.nli_pairs`)."""
+    import json
+    from importlib.resources import files
 
-    from citecheck.core.parsing import split_sentences
-    from citecheck.core.turns import turn_from_dict
-    from citecheck.demo import generate
-
-    pairs: list[tuple[str, str]] = []
-    for raw in generate(dt.date(2026, 1, 5), 1, turns_per_day=60).turns:
-        turn = turn_from_dict(raw)
-        sentences = [s for s in split_sentences(turn.answer) if len(s.split()) > 3]
-        for passage, sentence in zip(turn.context, sentences, strict=False):
-            parts = split_sentences(passage.text)
-            windows = [f"{a} {b}" for a, b in pairwise(parts)] or parts
-            pairs.append((windows[len(pairs) % len(windows)], sentence))
-        if len(pairs) >= limit:
-            break
-    return pairs[:limit]
+    rows = json.loads(files("citecheck.judges").joinpath("data/nli_pairs.json").read_text(encoding="utf-8"))
+    return [(premise, hypothesis) for premise, hypothesis in rows[:limit]]
 
 
 def quantize_torch_int8(model: Any) -> None:

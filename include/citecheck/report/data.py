@@ -11,18 +11,13 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from citecheck.core.metrics import METRICS, READER_METRICS
+from citecheck.core.alert_groups import alert_groups
+from citecheck.core.metrics import METRICS, READER_METRICS, REPORT_TILE_METRICS
 from citecheck.core.text import find_span
-from citecheck.features.monitor import alert_groups
 from citecheck.judges.llm.verify import verified_quotes
 from citecheck.warehouse import published, source
 from citecheck.warehouse import tables as T
 
-HEADLINE_METRICS = (
-    "citation_recall", "citation_precision", "citation_f1", "faithfulness", "attachment_rate",
-    "unknown_labels_per_1000_answers", "multi_citation_share", "rewrite_or_block_per_1000_answers",
-    "miscited_rate", "unsupported_rate", "refusal_rate", "unjudged_rate",
-)
 SLICE_METRICS = ("citation_recall", "citation_precision", "attachment_rate", "unknown_label_rate", "miscited_rate",
                  "unsupported_rate")
 AGREEMENT_METRICS = ("first_stage_agreement", "first_stage_false_pass_rate", "first_stage_false_fail_rate")
@@ -90,10 +85,10 @@ def gather(engine: Engine, day: dt.date, trend_days: int = 28, *, flagged_limit:
         day=day,
         trend_days=trend_days,
         run=published.published_run(engine, day),
-        headline=[by_metric[m] for m in HEADLINE_METRICS if m in by_metric],
+        headline=[by_metric[m] for m in REPORT_TILE_METRICS if m in by_metric],
         all_metrics=today,
         history=published.metric_rows(engine, day_from, day, averaging=MICRO,
-                                      metrics=(*HEADLINE_METRICS, *AGREEMENT_METRICS), slice_name="all"),
+                                      metrics=(*REPORT_TILE_METRICS, *AGREEMENT_METRICS), slice_name="all"),
         slices=published.metric_rows(engine, day, day, averaging=MICRO, metrics=SLICE_METRICS, exclude_slice="all"),
         agreement=[by_metric[m] for m in AGREEMENT_METRICS if m in by_metric],
         reader=[by_metric[m] for m in READER_METRICS if m in by_metric],

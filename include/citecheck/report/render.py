@@ -6,8 +6,9 @@ import datetime as dt
 import functools
 from typing import Any
 
+from citecheck.core.metrics import REPORT_TILE_METRICS
 from citecheck.report import charts
-from citecheck.report.data import AGREEMENT_METRICS, HEADLINE_METRICS, ReportData, format_value
+from citecheck.report.data import AGREEMENT_METRICS, ReportData, format_value
 
 # No request may leave the page: scripts and styles are inline, images are data: URIs. Vega
 # compiles its expressions with the Function constructor, hence 'unsafe-eval'.
@@ -27,7 +28,7 @@ def environment() -> Any:
 
 def render(data: ReportData) -> str:
     """The whole report as one self-contained HTML document."""
-    specs = {"trends": charts.trend_chart(data.history, (*HEADLINE_METRICS, *AGREEMENT_METRICS), data.day,
+    specs = {"trends": charts.trend_chart(data.history, (*REPORT_TILE_METRICS, *AGREEMENT_METRICS), data.day,
                                           data.trend_days, bool(data.interval_columns))}
     slice_spec = charts.slice_chart(data.slices, "citation_recall")
     if slice_spec is not None:

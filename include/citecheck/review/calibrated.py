@@ -31,7 +31,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from citecheck.review import proportions as P
+from citecheck.stats import proportions as P
 
 METRICS = ("citation_recall", "citation_precision", "faithfulness")
 FAITHFUL_VERDICTS = ("supported", "miscited", "uncited_supported")

@@ -16,8 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from citecheck.core.turns import MAX_ATTRIBUTE_VALUE_CHARS
-from citecheck.review import proportions as P
-from citecheck.stats.calibration import agreement
+from citecheck.stats import proportions as P
+from citecheck.stats.agreement import agreement
 
 JUDGES = ("first_stage", "llm", "final")
 PASSING_VERDICTS = ("supported", "uncited_supported")

@@ -17,7 +17,7 @@ from citecheck.review import calibrated as C
 from citecheck.review import quality as Q
 from citecheck.review import sample as S
 from citecheck.review.labels import LabelFile, read_label_file
-from citecheck.review.proportions import DEFAULT_CONFIDENCE
+from citecheck.stats.proportions import DEFAULT_CONFIDENCE
 from citecheck.warehouse import review as WR
 
 

@@ -1,4 +1,4 @@
-"""Judge calibration (SPEC §6): a judge's verdicts against reference labels.
+"""Judge agreement with reference labels (SPEC §6, the calibration report): a judge's verdicts against them.
 
 The reference is human labels for the calibration report, or the LLM judge for the daily
 judge-agreement metrics. False pass = reference-unsupported sentences the judge passed, over

@@ -1,0 +1,53 @@
+"""Counts and metrics (SPEC §5), per answer, micro, macro and by slice.
+
+- `definitions`: every metric's numerator, denominator and scale; the product lists (headline, report tiles)
+- `counts`: the counts of one answer, one small function per population
+- `ratios`: counts → `Ratio`s, the F1 rule, the per-answer values macro averaging votes with
+- `accumulator`: a day streamed into per-slice micro/macro totals and 95% intervals → long rows
+- `invariants`: the SPEC §5 checks every output's rows must pass
+
+Structural metrics (unknown labels, attachment, refusals, marker habits) cover every turn;
+judged metrics (recall, precision, support rate, faithfulness, verdict rates) cover the turns
+selected for judging and exclude unjudged sentences. `judged_attachment_rate` is attachment on
+that judged population, so `citation_recall <= judged_attachment_rate` holds on every row.
+"""
+
+from __future__ import annotations
+
+from citecheck.core.metrics.accumulator import (
+    INTERVAL_MEAN_KEYS,
+    JUDGED_COUNT_KEYS,
+    JUDGED_MACRO_NAMES,
+    MetricAccumulator,
+    interval_json,
+    length_bucket,
+)
+from citecheck.core.metrics.counts import ScoredTurn, cited_chars, full_counts, turn_counts, verdict_counts
+from citecheck.core.metrics.definitions import (
+    COUNT_KEYS,
+    DERIVED,
+    HEADLINE_METRICS,
+    JUDGED_METRICS,
+    METRIC_NAMES,
+    METRICS,
+    MULTI_CITATION_SLICE_MIN,
+    PADDING_MIN_CITATIONS,
+    RATE_METRICS,
+    READER_METRICS,
+    RECALL_UPPER_BOUNDS,
+    REPORT_TILE_METRICS,
+    REWRITE_OR_BLOCK_VERDICTS,
+    SCORED_HEADLINE_METRICS,
+    TURN_LEVEL_METRICS,
+)
+from citecheck.core.metrics.invariants import invariant_violations
+from citecheck.core.metrics.ratios import f1, f1_value, macro_values, ratios, values
+
+__all__ = [
+    "COUNT_KEYS", "DERIVED", "HEADLINE_METRICS", "INTERVAL_MEAN_KEYS", "JUDGED_COUNT_KEYS", "JUDGED_MACRO_NAMES",
+    "JUDGED_METRICS", "METRICS", "METRIC_NAMES", "MULTI_CITATION_SLICE_MIN", "PADDING_MIN_CITATIONS", "RATE_METRICS",
+    "READER_METRICS", "RECALL_UPPER_BOUNDS", "REPORT_TILE_METRICS", "REWRITE_OR_BLOCK_VERDICTS",
+    "SCORED_HEADLINE_METRICS", "TURN_LEVEL_METRICS", "MetricAccumulator", "ScoredTurn", "cited_chars", "f1",
+    "f1_value", "full_counts", "interval_json", "invariant_violations", "length_bucket", "macro_values", "ratios",
+    "turn_counts", "values", "verdict_counts",
+]

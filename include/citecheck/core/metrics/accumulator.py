@@ -1,0 +1,227 @@
+"""Streaming a day's scored turns into per-slice totals: micro (pooled sentences, so long answers
+weigh more) and macro (the mean of per-answer values over answers with a non-zero denominator,
+each answer one vote), with 95% intervals on the judged metrics, answers as clusters
+(`citecheck.stats.intervals`). Memory grows with the number of slices, not with turns.
+
+Slices (SPEC §5): overall (`all`), each `attributes` key, answer length buckets, and sentences
+with / without numbers and with / without two or more citations.
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from citecheck.core.config import Config
+from citecheck.core.metrics.counts import ScoredTurn, sentence_counts, turn_counts
+from citecheck.core.metrics.definitions import (
+    JUDGED_METRICS,
+    METRIC_NAMES,
+    METRICS,
+    MULTI_CITATION_SLICE_MIN,
+    TURN_LEVEL_METRICS,
+)
+from citecheck.core.metrics.ratios import macro_values, ratios, values
+from citecheck.core.verdicts import SentenceVerdict
+from citecheck.stats.intervals import (
+    ClusterTotals,
+    Interval,
+    harmonic_mean_gradient,
+    mean_variance,
+    proportion_intervals,
+)
+from citecheck.stats.ratio import Ratio
+
+# What the intervals sum per judged answer, with cross products (`ClusterTotals`): the counts
+# behind the judged metrics (micro), then the answer's own judged metric values (macro).
+JUDGED_COUNT_KEYS = tuple(dict.fromkeys(key for m, (num, den, _) in METRICS.items() if m in JUDGED_METRICS
+                                        for key in (num, den)))
+JUDGED_MACRO_NAMES = tuple(m for m in METRIC_NAMES if m in JUDGED_METRICS)
+INTERVAL_MEAN_KEYS = tuple(f"macro:{m}" for m in JUDGED_MACRO_NAMES)
+_ZEROS = (0,) * len(JUDGED_COUNT_KEYS)
+_NUMBER = re.compile(r"\d")
+
+
+@dataclass
+class _SliceAccumulator:
+    counts: Counter[str] = field(default_factory=Counter)
+    macro_sum: Counter[str] = field(default_factory=Counter)
+    macro_n: Counter[str] = field(default_factory=Counter)
+    spread: ClusterTotals | None = None  # sums over judged answers: the intervals
+
+    def add(self, counts: Counter[str], macro: list[tuple[str, float]] | None = None,
+            interval_row: array | None = None) -> None:
+        """Pool an answer's counts; `macro` is `macro_values(counts)` and `interval_row`
+        `_interval_row(counts, macro)` when the caller has them."""
+        pooled = self.counts  # a plain loop: Counter.update's Mapping check costs more than the sums
+        get = pooled.get
+        for key, n in counts.items():
+            pooled[key] = get(key, 0) + n
+        sums, ns = self.macro_sum, self.macro_n
+        if macro is None:
+            macro = macro_values(counts)
+        for name, value in macro:
+            sums[name] = sums.get(name, 0) + value
+            ns[name] = ns.get(name, 0) + 1
+        if self.spread is not None and counts.get("judged_answers"):  # one cluster per judged answer
+            self.spread.add(_interval_row(counts, macro) if interval_row is None else interval_row)
+
+    def micro(self) -> dict[str, Ratio]:
+        return ratios(self.counts)
+
+    def macro(self) -> dict[str, Ratio]:
+        return {name: Ratio(self.macro_sum[name], self.macro_n[name]) for name in METRIC_NAMES}
+
+    def micro_intervals(self) -> dict[str, Interval | None]:
+        """95% intervals of the judged micro rates, answers as clusters (see citecheck.stats.intervals)."""
+        spread = self.spread
+        if spread is None:
+            return {}
+        micro = self.micro()
+        names, args = [], []
+        for name, (num, den, _) in METRICS.items():
+            if name in JUDGED_METRICS:
+                names.append(name)
+                args.append((micro[name].value, spread.ratio_variance(num, den), spread.clusters_with(den),
+                             spread.total(den)))
+        recall, precision = micro["citation_recall"].value, micro["citation_precision"].value
+        if recall is not None and precision is not None:  # F1 of the two ratios: its gradient over the totals
+            (rn, rd, _), (pn, pd, _) = METRICS["citation_recall"], METRICS["citation_precision"]
+            d_recall, d_precision = harmonic_mean_gradient(recall, precision)
+            rx, px = spread.total(rd), spread.total(pd)
+            variance = spread.linearized_variance({rn: d_recall / rx, rd: -d_recall * recall / rx,
+                                                   pn: d_precision / px, pd: -d_precision * precision / px})
+            names.append("citation_f1")
+            args.append((micro["citation_f1"].value, variance,
+                         min(spread.clusters_with(rd), spread.clusters_with(pd)), min(rx, px)))
+        return dict(zip(names, proportion_intervals(*zip(*args, strict=True)), strict=True))
+
+    def macro_intervals(self) -> dict[str, Interval | None]:
+        """95% intervals of the judged macro rates: the mean of one value per answer."""
+        spread = self.spread
+        if spread is None:
+            return {}
+        args = []
+        for name in JUDGED_MACRO_NAMES:
+            n, total = self.macro_n[name], self.macro_sum[name]
+            variance = mean_variance(n, total, spread.sum_of_squares(f"macro:{name}"))
+            args.append((total / n if n else None, variance, n, n))
+        return dict(zip(JUDGED_MACRO_NAMES, proportion_intervals(*zip(*args, strict=True)), strict=True))
+
+
+def _interval_row(counts: Mapping[str, float], macro: list[tuple[str, float]]) -> array:
+    """One judged answer's row for the intervals: its `JUDGED_COUNT_KEYS` counts, then its
+    `JUDGED_MACRO_NAMES` values (a macro value the answer lacks is 0: its square
+    adds nothing, and `macro_n` counts only the answers that have one)."""
+    # an array of doubles: built once per answer, copied into every slice's buffer without conversion
+    return array("d", [*map(counts.get, JUDGED_COUNT_KEYS, _ZEROS), *map(dict(macro).get, JUDGED_MACRO_NAMES, _ZEROS)])
+
+
+def interval_json(ci: Interval | None) -> dict[str, float | None]:
+    """`ci_low` and `ci_high` of an interval, both None for none (a null value, or not judged)."""
+    return {"ci_low": None if ci is None else ci.low, "ci_high": None if ci is None else ci.high}
+
+
+def length_bucket(n_sentences: int, buckets: Sequence[int]) -> str:
+    low = 1
+    for top in buckets:
+        if n_sentences <= top:
+            return f"{low}-{top}" if n_sentences else "0"
+        low = top + 1
+    return f"{low}+"
+
+
+class MetricAccumulator:
+    """Streams scored turns into per-slice counts; memory grows with slices, not with turns."""
+
+    def __init__(self, config: Config, *, intervals: bool = True) -> None:
+        """`intervals=False` leaves `ci_low`/`ci_high` null (the bench's baseline)."""
+        self.config = config
+        self.intervals = intervals
+        self._slices: dict[tuple[str, str], _SliceAccumulator] = {}
+
+    def _acc(self, name: str, value: str) -> _SliceAccumulator:
+        key = (name, value)
+        acc = self._slices.get(key)
+        if acc is None:
+            spread = ClusterTotals(JUDGED_COUNT_KEYS, INTERVAL_MEAN_KEYS) if self.intervals else None
+            acc = self._slices[key] = _SliceAccumulator(spread=spread)
+        return acc
+
+    def add(self, scored: ScoredTurn) -> Counter[str]:
+        counts = turn_counts(scored)
+        macro = macro_values(counts)
+        row = _interval_row(counts, macro) if self.intervals and counts.get("judged_answers") else None
+        self._acc("all", "all").add(counts, macro, row)
+        attrs = scored.structured.turn.attributes
+        keys = self.config.slice_attributes or tuple(attrs)
+        for key in keys:
+            if key in attrs:
+                self._acc(f"attribute:{key}", attrs[key]).add(counts, macro, row)
+        verdicts = scored.verdicts
+        self._acc("answer_length", length_bucket(len(verdicts), self.config.length_buckets)).add(counts, macro, row)
+        turn = scored.structured.turn
+        # a sentence slice holding every sentence has the answer's own counts (no answer-level extras)
+        plain = not turn.pointer_problems and turn.answer_format != "anthropic_blocks"
+        for name, test in self._sentence_slices():
+            flags = [test(v) for v in verdicts]
+            for value, wanted in (("yes", True), ("no", False)):
+                subset = [v for v, flag in zip(verdicts, flags, strict=True) if flag == wanted]
+                if not subset:
+                    continue
+                if plain and len(subset) == len(verdicts):
+                    self._acc(name, value).add(counts, macro, row)
+                else:
+                    self._acc(name, value).add(sentence_counts(scored, subset, whole=False))
+        return counts
+
+    def _sentence_slices(self) -> list[tuple[str, Callable[[SentenceVerdict], bool]]]:
+        slices: list[tuple[str, Callable[[SentenceVerdict], bool]]] = []
+        if self.config.slice_numbers:
+            slices.append(("has_number", lambda v: bool(_NUMBER.search(v.sentence.text))))
+        if self.config.slice_multi_citation:
+            slices.append(("multi_citation", lambda v: len(v.sentence.labels) >= MULTI_CITATION_SLICE_MIN))
+        return slices
+
+    def counts(self, slice_name: str = "all", slice_value: str = "all") -> Counter[str]:
+        acc = self._slices.get((slice_name, slice_value))
+        return Counter(acc.counts) if acc else Counter()
+
+    def summary(self) -> dict[str, dict[str, Any]]:
+        """Overall values per averaging, plus `intervals`: averaging → judged metric →
+        {"ci_low", "ci_high"} (both null where the value is null)."""
+        acc = self._slices.get(("all", "all")) or _SliceAccumulator()
+        spans = {"micro": acc.micro_intervals(), "macro": acc.macro_intervals()}
+        return {"micro": values(acc.micro()), "macro": values(acc.macro()),
+                "intervals": {avg: {m: interval_json(by.get(m)) for m in METRIC_NAMES if m in JUDGED_METRICS}
+                              for avg, by in spans.items()}}
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Long rows: one per (slice, metric, averaging), as the daily metrics table stores them."""
+        out: list[dict[str, Any]] = []
+        for (slice_name, slice_value), acc in sorted(self._slices.items()):
+            sentence_slice = slice_name in ("has_number", "multi_citation")
+            for averaging, metric_map, spans in (("micro", acc.micro(), acc.micro_intervals()),
+                                                 ("macro", acc.macro(), acc.macro_intervals())):
+                for metric, r in metric_map.items():
+                    if sentence_slice and metric in TURN_LEVEL_METRICS:
+                        continue
+                    judged = metric in JUDGED_METRICS
+                    ci = spans.get(metric)
+                    out.append({
+                        "slice_name": slice_name,
+                        "slice_value": slice_value,
+                        "metric": metric,
+                        "averaging": averaging,
+                        "numerator": r.numerator,
+                        "denominator": r.denominator,
+                        "value": r.value,
+                        "answers": acc.counts["judged_answers" if judged else "answers"],
+                        "sentences": acc.counts["judged_sentences" if judged else "check_worthy_sentences"],
+                        **interval_json(ci),
+                    })
+        return out

@@ -1,0 +1,161 @@
+"""The counts behind every metric, for one answer: one small function per population, each
+naming the metrics its counts feed (`definitions.METRICS` pairs them into ratios).
+
+Counting rules that dashboards disagree on, fixed here (SPEC §5): a link is one (sentence, label)
+pair; citations on sentences that are not check-worthy are left out of precision and counted
+apart; judged counts cover only the turns selected for judging and leave unjudged sentences out.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from citecheck.core.metrics.definitions import COUNT_KEYS, PADDING_MIN_CITATIONS, REWRITE_OR_BLOCK_VERDICTS
+from citecheck.core.model import Sentence, StructuredTurn
+from citecheck.core.reader_events import ReaderEvent, reader_counts
+from citecheck.core.verdicts import SUPPORTED, UNJUDGED, SentenceVerdict
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredTurn:
+    """A turn after judging: its structure, one verdict per sentence, and whether it was judged.
+    `reader_events`: its reader events, None when its day logs no reader event at all (the
+    reader metrics are then null, not zero)."""
+
+    structured: StructuredTurn
+    verdicts: tuple[SentenceVerdict, ...]
+    selected: bool = True
+    reader_events: tuple[ReaderEvent, ...] | None = None
+
+    @property
+    def turn_id(self) -> str:
+        return self.structured.turn_id
+
+
+def turn_counts(scored: ScoredTurn, keep: Callable[[SentenceVerdict], bool] | None = None) -> Counter[str]:
+    """The counts behind every metric, for one answer, or for the subset of its sentences that
+    `keep` selects (a sentence slice: then without the answer-level counts)."""
+    if keep is None:
+        return sentence_counts(scored, scored.verdicts, whole=True)
+    return sentence_counts(scored, [v for v in scored.verdicts if keep(v)], whole=False)
+
+
+def sentence_counts(scored: ScoredTurn, verdicts: Sequence[SentenceVerdict], *, whole: bool) -> Counter[str]:
+    """The counts of the given sentences of an answer; `whole` adds the answer-level counts
+    (pointer problems on no sentence, native-citation characters, rewrite-or-block)."""
+    st = scored.structured
+    c: Counter[str] = Counter(answers=1, refusals=int(st.is_refusal), sentences=len(verdicts),
+                              judged_answers=int(scored.selected))
+    if whole:
+        _count_answer(c, st)
+    for v in verdicts:
+        s = v.sentence
+        _count_citations(c, s)
+        if not s.check_worthy:
+            c["citations_on_non_claims"] += len(s.labels)
+            continue
+        attached = _count_claim(c, s)
+        if scored.selected:
+            _count_judged(c, v, attached)
+    if whole:
+        rewrite = any(c[verdict] for verdict in REWRITE_OR_BLOCK_VERDICTS)
+        c["answers_rewrite_or_block"] = int(rewrite or c["unknown_labels"] > 0)
+        if scored.reader_events is not None:  # the reader metrics (`core.reader_events.reader_counts`)
+            c.update(reader_counts(scored.reader_events, scored.verdicts, selected=scored.selected))
+    return c
+
+
+def _count_answer(c: Counter[str], st: StructuredTurn) -> None:
+    """Pointer problems that belong to no sentence count as unknown citations (`unknown_label_rate`);
+    native citations' answer characters feed `cited_char_share`."""
+    problems = st.turn.pointer_problems
+    orphans = sum(1 for p in problems if p.document_index < 0)
+    c["citations"] += orphans
+    c["unknown_labels"] += orphans
+    c["pointer_problems"] = len(problems)
+    if st.turn.answer_format == "anthropic_blocks":
+        c["native_answer_chars"] = len(st.turn.answer)
+        c["native_cited_chars"] = cited_chars(st.turn)
+
+
+def _count_citations(c: Counter[str], s: Sentence) -> None:
+    """Every sentence's links and markers: `unknown_label_rate`, `stale_label_rate`,
+    `marker_after_stop_share`, `non_claim_citation_share` (with the caller's non-claim count)."""
+    c["citations"] += len(s.labels)
+    c["unknown_labels"] += len(s.unknown_labels)
+    c["stale_labels"] += len(s.stale_labels)
+    c["markers"] += s.markers
+    c["markers_after_stop"] += s.markers_after_stop
+    c["sentences_with_repeated_labels"] += bool(s.duplicate_labels)
+
+
+def _count_claim(c: Counter[str], s: Sentence) -> bool:
+    """A check-worthy sentence: `attachment_rate` (attached: some label resolved) and
+    `multi_citation_share` (attached with `PADDING_MIN_CITATIONS` or more). Returns attached."""
+    unknown = s.unknown_labels
+    attached = any(label not in unknown for label in s.labels)
+    c["check_worthy_sentences"] += 1
+    c["attached"] += attached
+    c["multi_citation_sentences"] += attached and len(s.labels) >= PADDING_MIN_CITATIONS
+    return attached
+
+
+def _count_judged(c: Counter[str], v: SentenceVerdict, attached: bool) -> None:
+    """A check-worthy sentence of a selected turn: `unjudged_rate`; when judged, recall (its verdict
+    count), precision (credited of its citations), `support_rate_of_cited`, `faithfulness`, the
+    verdict rates and the judge agreement sample."""
+    c["selected_sentences"] += 1
+    if v.verdict == UNJUDGED:
+        c["unjudged_sentences"] += 1
+        return
+    c["judged_sentences"] += 1
+    c["judged_attached"] += attached
+    c["judged_citations"] += len(v.sentence.labels)
+    c["credited_citations"] += sum(v.credited.values())
+    c[v.verdict] += 1
+    c["faithful"] += v.faithful
+    _count_agreement(c, v)
+
+
+def _count_agreement(c: Counter[str], v: SentenceVerdict) -> None:
+    """A sentence of the LLM's random escalation sample with both verdicts: `first_stage_agreement`,
+    `first_stage_false_pass_rate` (first stage supported, LLM not), `first_stage_false_fail_rate`."""
+    detail = v.judgment.detail if v.judgment is not None else {}
+    llm = detail.get("llm")
+    first = detail.get("first_stage")
+    if detail.get("escalation") != "sample" or not llm or not first or llm.get("status") != "ok":
+        return
+    llm_supported = llm.get("verdict") == SUPPORTED
+    first_supported = bool(first.get("supported"))
+    c["agreement_sample"] += 1
+    c["first_stage_agree"] += llm_supported == first_supported
+    if llm_supported:
+        c["agreement_sample_llm_supported"] += 1
+        c["first_stage_false_fail"] += not first_supported
+    else:
+        c["agreement_sample_llm_unsupported"] += 1
+        c["first_stage_false_pass"] += first_supported
+
+
+def cited_chars(turn: Any) -> int:
+    """Answer characters inside at least one validly cited native span."""
+    covered = 0
+    last_end = 0
+    for c in sorted((c for c in turn.native_citations if c.valid), key=lambda c: (c.start, c.end)):
+        start = max(c.start, last_end)
+        if c.end > start:
+            covered += c.end - start
+            last_end = c.end
+    return covered
+
+
+def full_counts(counts: Mapping[str, int]) -> dict[str, int]:
+    """Every count key, zeros included, in a stable order."""
+    return {key: int(counts.get(key, 0)) for key in COUNT_KEYS}
+
+
+def verdict_counts(verdicts: Iterable[SentenceVerdict]) -> Counter[str]:
+    return Counter(v.verdict for v in verdicts)

@@ -1,0 +1,58 @@
+"""From counts to metric values (SPEC §5): every metric of one set of counts as a `Ratio`
+(numerator and denominator kept; a zero denominator is null, never 0 or 1), the F1 rule, and the
+per-answer values that macro averaging votes with."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from citecheck.core.metrics.definitions import METRICS
+from citecheck.stats.ratio import Ratio
+
+
+def ratios(counts: Mapping[str, float]) -> dict[str, Ratio]:
+    """Every metric of one set of counts (an answer, or pooled answers for micro)."""
+    out = {name: Ratio(counts.get(num, 0) * scale, counts.get(den, 0)) for name, (num, den, scale) in METRICS.items()}
+    out["citation_f1"] = f1(out["citation_recall"], out["citation_precision"])
+    return out
+
+
+def f1_value(recall: float, precision: float) -> float:
+    """THE F1 rule: the harmonic mean 2PR / (P + R), 0 when both are 0."""
+    return 0.0 if recall + precision == 0 else 2 * precision * recall / (precision + recall)
+
+
+def f1(recall: Ratio, precision: Ratio) -> Ratio:
+    """`f1_value` as a Ratio (2PR over P + R); null when either is null."""
+    r, p = recall.value, precision.value
+    if r is None or p is None:
+        return Ratio(0, 0)
+    if r + p == 0:
+        return Ratio(0, 1)
+    return Ratio(2 * p * r, p + r)
+
+
+def values(ratio_map: Mapping[str, Ratio]) -> dict[str, float | None]:
+    return {name: r.value for name, r in ratio_map.items()}
+
+
+_METRIC_TABLE = tuple((name, num, den, scale) for name, (num, den, scale) in METRICS.items())
+
+
+def macro_values(counts: Mapping[str, float]) -> list[tuple[str, float]]:
+    """The non-null metric values of one answer's counts, as `ratios` computes them (macro votes)."""
+    get = counts.get
+    out = []
+    recall = precision = None
+    for name, num, den, scale in _METRIC_TABLE:
+        d = get(den, 0)
+        if d:
+            value = get(num, 0) * scale / d
+            out.append((name, value))
+            if name == "citation_recall":
+                recall = value
+            elif name == "citation_precision":
+                precision = value
+    if recall is not None and precision is not None:
+        out.append(("citation_f1", f1_value(recall, precision)))
+    return out
