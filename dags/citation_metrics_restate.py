@@ -17,29 +17,11 @@ rerun from a shell: `citecheck backfill --from DAY --to DAY` (it also says why e
 from __future__ import annotations
 
 import datetime as dt
-import os
 
 from airflow.providers.standard.operators.trigger_dagrun import TriggerDagRunOperator
 from airflow.sdk import CronDataIntervalTimetable, Param, dag, task
 
-WAREHOUSE_CONN_ID = os.environ.get("CITECHECK_WAREHOUSE_CONN_ID", "citecheck_warehouse")
 DAILY_DAG_ID = "citation_metrics_daily"
-
-
-def _engine(config):
-    """The warehouse: the Airflow connection if defined, else CITECHECK_WAREHOUSE_URL."""
-    from airflow.sdk import BaseHook
-    from airflow.sdk.exceptions import AirflowNotFoundException
-
-    from citecheck.warehouse import engine_for, init_warehouse
-
-    try:
-        url = BaseHook.get_connection(WAREHOUSE_CONN_ID).get_uri()
-    except AirflowNotFoundException:
-        url = None
-    engine = engine_for(config, url)
-    init_warehouse(engine)
-    return engine
 
 
 @dag(
@@ -63,13 +45,14 @@ def citation_metrics_restate():
         from airflow.sdk import get_current_context
 
         from citecheck.job import restate_window, settings_from_env, stale_days
+        from citecheck.job.airflow import task_warehouse
         from citecheck.job.metric_day import metric_day
 
         ctx = get_current_context()
         settings = settings_from_env()
         last = metric_day(None, ctx.get("data_interval_start"), timezone=settings.config.timezone)
         window = restate_window(last, int(ctx["params"]["restate_days"]))
-        stale = stale_days(_engine(settings.config), window, settings.config.timezone)
+        stale = stale_days(task_warehouse(settings.config), window, settings.config.timezone)
         run = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in ctx["dag_run"].run_id)
         return [{"conf": {"day": d.day.isoformat()}, "trigger_run_id": f"restate_{d.day.isoformat()}_{run}"[:250],
                  "note": f"restated: {d.late_turns} turn(s) and {d.late_events} reader event(s) loaded after "
