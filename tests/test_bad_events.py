@@ -8,7 +8,7 @@ import datetime as dt
 import json
 
 import sqlalchemy as sa
-from bad_input.corpus import DAY, EVENT_TURN, JUDGE, event_cases, turn, write_event_jsonl
+from bad_input.corpus import DAY, EVENT_TURN, JUDGE, event_cases, turn, write_jsonl
 
 from citecheck import job
 from citecheck import warehouse as W
@@ -20,7 +20,7 @@ from citecheck.warehouse import tables as T
 def test_every_bad_event_line_is_rejected_with_its_line_and_the_rest_loads(engine, tmp_path, capsys):
     W.load_turns(engine, [turn(EVENT_TURN)])
     cases = event_cases()
-    numbers = write_event_jsonl(cases, tmp_path / "events.jsonl")
+    numbers = write_jsonl(cases, tmp_path / "events.jsonl")
     capsys.readouterr()
     assert main(["load-events", "--file", str(tmp_path / "events.jsonl")]) == EXIT_SKIPPED
     out = json.loads(capsys.readouterr().out)

@@ -549,7 +549,7 @@ def corpus(good_every: int = 4) -> list[Case]:
     return out
 
 
-def write_jsonl(cases: list[Case], path: Any, *, blank_lines: bool = True) -> dict[int, Case]:
+def write_jsonl(cases: list[Any], path: Any, *, blank_lines: bool = True) -> dict[int, Any]:
     """Write the cases as one JSONL file; returns line number → case. Blank and whitespace-only
     lines are written between some cases: they are not turns and count nowhere."""
     numbers: dict[int, Case] = {}
@@ -647,18 +647,3 @@ def event_cases() -> list[EventCase]:
         EventCase("label_too_long", line(_event("ev-ll", label="S" * 201)), "rejected",
                   "label is longer than 200 characters"),
     ]
-
-
-def write_event_jsonl(cases: list[EventCase], path: Any) -> dict[int, EventCase]:
-    """The event cases as one JSONL file (a blank line after the third); line number → case."""
-    numbers: dict[int, EventCase] = {}
-    number = 0
-    with open(path, "wb") as handle:
-        for i, case in enumerate(cases):
-            if i == 3:
-                handle.write(b"\n")
-                number += 1
-            handle.write(case.line + b"\n")
-            number += 1
-            numbers[number] = case
-    return numbers
