@@ -24,6 +24,18 @@ answer) and prints, side by side:
    decisions that flip at 0.5. A variant whose extra is not installed is listed as unavailable,
    and OpenVINO bf16 is skipped on a CPU without bf16 units (there it would run fp32).
 
+6. with `--premises`, only this: windows against chunks (`"premise": "chunks"`, SPEC §4) on the
+   same day of seed-sized passages (12–15 sentences each), for MiniLM-L6 (real encoder weights)
+   and the DeBERTa-v3-base size (random weights), each on the backend `citecheck plan` would pick
+   (the fastest faithful variant of `--backend-figures`): pairs scored, model tokens processed,
+   judged sentences per second, and the ratios, measured in the same run with the modes
+   alternating. The network runs on every pair (that is what is timed) while the word-overlap
+   oracle answers, so both modes ask for the pairs a perfect model would make them ask for (a
+   random head would send them down different second stages). `--rates-out` then writes both
+   modes' pairs/s per model (`chunk_pairs_per_second`), for `citecheck plan --premise chunks`.
+
+    taskset -c 0,1 env OMP_NUM_THREADS=2 python bench/bench_nli.py --premises [--rates-out rates.json]
+
 Figures 1, 3 and 4 on the full workload use a word-overlap oracle in place of the network (the
 real MiniLM tokenizer and every other step of the judge are unchanged), so which sentences need
 their uncited passages scored is realistic and the run takes seconds; figures 1–4 are also
@@ -60,7 +72,7 @@ from citecheck.judges.nli import (
     NLISettings,
     load_scorer,
 )
-from citecheck.judges.nli_backends import has_bf16_units
+from citecheck.judges.nli.backends import has_bf16_units
 
 NLI_LABELS = {0: "contradiction", 1: "entailment", 2: "neutral"}  # cross-encoder/nli-* order
 _WORDS = (
@@ -84,6 +96,9 @@ _WORDS = (
     "benefit benefits leave holiday holidays sick insurance coverage medical dental claimable"
 )
 VOCAB = tuple(dict.fromkeys(_WORDS.split()))
+RESULTS = Path(__file__).resolve().parent / "results"
+SEED_SIZED = (12, 15)
+"""Sentences per passage of the seed's knowledge base (figure 6)."""
 
 
 # -- the workload -------------------------------------------------------------------------------
@@ -102,8 +117,8 @@ def _sentence(rng: random.Random, low: int, high: int) -> str:
     return " ".join(words).capitalize() + "."
 
 
-def _passage_text(rng: random.Random) -> str:
-    sentences = [_sentence(rng, 8, 22) for _ in range(rng.randint(5, 15))]
+def _passage_text(rng: random.Random, sentences_per_passage: tuple[int, int] = (5, 15)) -> str:
+    sentences = [_sentence(rng, 8, 22) for _ in range(rng.randint(*sentences_per_passage))]
     if rng.random() < 0.02:  # a table or list pasted as one run-on sentence: longer than the model
         sentences.insert(rng.randrange(len(sentences)), _sentence(rng, 300, 420))
     return " ".join(sentences)
@@ -135,10 +150,12 @@ def _context(rng: random.Random, kb: Sequence[str]) -> tuple[Passage, ...]:
     return tuple(Passage(f"S{i + 1}", text) for i, text in enumerate(rng.sample(kb, 4)))
 
 
-def generate_workload(turns: int, seed: int = 0) -> list[list[JudgeItem]]:
+def generate_workload(
+    turns: int, seed: int = 0, sentences_per_passage: tuple[int, int] = (5, 15)
+) -> list[list[JudgeItem]]:
     """Turns as lists of JudgeItems: Zipf-popular topics, repeats and near-repeats."""
     rng = random.Random(seed)
-    kb = [_passage_text(rng) for _ in range(max(60, turns // 5))]
+    kb = [_passage_text(rng, sentences_per_passage) for _ in range(max(60, turns // 5))]
     topics = []
     for _ in range(max(30, turns // 6)):
         context = _context(rng, kb)
@@ -459,7 +476,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", help="also write the figures as JSON here")
     parser.add_argument("--rates-out", help="write pairs/s per model and variant here, for `citecheck plan --rates`")
+    parser.add_argument("--premises", action="store_true", help="only figure 6: windows against chunks")
+    parser.add_argument("--premise-turns", default="minilm:16,deberta:3", help="turns judged per model, figure 6")
+    parser.add_argument("--chunk-tokens", type=int, default=400)
+    parser.add_argument("--premise-repeats", type=int, default=2, help="alternating repeats (MiniLM), figure 6")
+    parser.add_argument(
+        "--backend-figures",
+        default=str(RESULTS / "nli_figures_minilm-deberta_epyc-avx2_2026-12-01.json"),
+        help="figures JSON of a variants run: the backend `plan` would pick per model comes from it",
+    )
     args = parser.parse_args(argv)
+    if args.premises:
+        quiet_transformers()
+        return compare_premises(args)
     if args.quick:
         args.pairs, args.turns = min(args.pairs, 200), min(args.turns, 400)
         args.subset_turns = min(args.subset_turns, 10)
@@ -591,6 +620,164 @@ def write_rates(path: Path, f: dict[str, Any], threads: int) -> None:
         "pairs_per_second": rates,
         "flip_share": flips,
         "gpu": None,
+    }
+    path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+
+
+# -- figure 6: windows against chunks ----------------------------------------------------------
+
+
+class TimedOracle(OracleScorer):
+    """The loaded network runs on every pair the judge sends (its cost is what is timed) and the
+    word-overlap oracle answers, so which pairs each premise mode needs is a perfect model's."""
+
+    def probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[float, ...]]:
+        CrossEncoderScorer.probabilities(self, pairs)
+        return OracleScorer.probabilities(self, pairs)
+
+
+def planned_variant(figures_file: Path, model: str) -> str:
+    """The variant `citecheck plan` would pick for `model` from a variants run: fastest faithful."""
+    doc = json.loads(figures_file.read_text(encoding="utf-8"))
+    return fastest_faithful(doc["variants"][model])
+
+
+def compare_premises(args: argparse.Namespace) -> int:
+    """Figure 6: the same day judged with window premises and with chunk premises, per model."""
+    import torch
+
+    work = Path(tempfile.mkdtemp(prefix="bench-nli-premises-"))
+    t0 = time.perf_counter()
+    turns_for = {m: int(n) for m, n in (part.split(":") for part in args.premise_turns.split(","))}
+    models = [m for m in args.models.split(",") if m in turns_for]
+    turns = generate_workload(max(turns_for[m] for m in models), args.seed, SEED_SIZED)
+    minilm_dir = build_minilm_nli(work / "minilm-nli", args.seed)
+    dirs = {"minilm": minilm_dir}
+    if "deberta" in models:
+        dirs["deberta"] = build_deberta_base_sized(work / "deberta-v3-base-sized", minilm_dir)
+    by_name = {name: (backend, quantize, precision) for name, backend, quantize, precision in VARIANTS}
+    f: dict[str, Any] = {
+        "figure": "windows vs chunks",
+        "cpu": cpu_name(),
+        "torch_threads": torch.get_num_threads(),
+        "chunk_tokens": args.chunk_tokens,
+        "batch_size": args.batch_size,
+        "sentences_per_passage": list(SEED_SIZED),
+        "models": {},
+    }
+    print(f"{f['cpu']}, torch threads {f['torch_threads']}", flush=True)
+    for model in models:
+        variant = planned_variant(Path(args.backend_figures), model)
+        backend, quantize, precision = by_name[variant]
+        loaded = load_scorer(
+            NLISettings(model=str(dirs[model]), batch_size=args.batch_size, backend=backend, quantize=quantize,
+                        precision=precision)
+        )
+        scorer = TimedOracle(loaded.model, model_id=f"bench:{model}", revision=None, max_length=None,
+                             variant=loaded.variant)
+        day = turns[: turns_for[model]]
+        sentences = len(flatten(day))
+        warm_up(scorer, [(p.text[:1500], "Warm up.") for p in day[0][0].context])
+        runs: dict[str, list[dict[str, Any]]] = {"windows": [], "chunks": []}
+        for _ in range(args.premise_repeats if model == "minilm" else 1):
+            for premise in ("windows", "chunks"):  # alternating: machine noise hits both alike
+                settings = NLISettings(model=scorer.model_id, batch_size=args.batch_size, premise=premise,
+                                       chunk_tokens=args.chunk_tokens)
+                judge = NLIJudge(scorer, settings, progress=False)
+                seconds = run_in_batches(judge, day, args.subset_turns_per_call)
+                st = judge.stats()
+                runs[premise].append({
+                    "pairs": st["pairs_scored"], "tokens": st["tokens"], "padded_tokens": st["padded_tokens"],
+                    "splits": st["splits"], "seconds": seconds, "model_seconds": st["model_seconds"],
+                })
+                print(f"{model} {variant} {premise}: {st['pairs_scored']} pairs, {seconds:.1f}s", flush=True)
+        figures = {}
+        for premise, results in runs.items():
+            best = min(results, key=lambda r: r["seconds"])
+            figures[premise] = {
+                **best,
+                "sentences": sentences,
+                "pairs_per_sentence": best["pairs"] / sentences,
+                "tokens_per_sentence": best["tokens"] / sentences,
+                "tokens_per_pair": best["tokens"] / best["pairs"] if best["pairs"] else 0.0,
+                "sentences_per_second": sentences / best["seconds"],
+                "model_pairs_per_second": best["pairs"] / best["model_seconds"] if best["model_seconds"] else 0.0,
+            }
+        w, c = figures["windows"], figures["chunks"]
+        f["models"][model] = {
+            "variant": variant,
+            "turns": len(day),
+            "windows": w,
+            "chunks": c,
+            "pairs_ratio": c["pairs"] / w["pairs"],
+            "tokens_ratio": c["tokens"] / w["tokens"],
+            "speedup": c["sentences_per_second"] / w["sentences_per_second"],
+        }
+    f["total_seconds"] = time.perf_counter() - t0
+    print_premises(f)
+    if args.json:
+        Path(args.json).write_text(json.dumps(f, indent=2), encoding="utf-8")
+    if args.rates_out:
+        write_premise_rates(Path(args.rates_out), f)
+    return 0
+
+
+def cpu_name() -> str:
+    """`lscpu`'s model name and the vector units that matter here."""
+    import platform
+    import subprocess
+
+    from citecheck.judges.nli.backends import cpu_flags
+
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
+        name = next((line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name")), "")
+    except OSError:
+        name = ""
+    units = [u for u in ("avx2", "avx512f", "avx512_vnni", "amx_bf16") if u in cpu_flags()]
+    return f"{name or platform.processor() or 'unknown CPU'} ({', '.join(units) or 'no AVX2'}), {os.cpu_count()} cores"
+
+
+def print_premises(f: dict[str, Any]) -> None:
+    rows = [("model / backend", "premise", "pairs", "pairs/sent", "tokens", "tokens/sent", "splits",
+             "seconds", "sent/s", "model pairs/s")]
+    for model, m in f["models"].items():
+        for premise in ("windows", "chunks"):
+            r = m[premise]
+            rows.append((f"{model} / {m['variant']}", premise, f"{r['pairs']:,}", f"{r['pairs_per_sentence']:.2f}",
+                         f"{r['tokens']:,}", f"{r['tokens_per_sentence']:.0f}", str(r["splits"]),
+                         f"{r['seconds']:.1f}", f"{r['sentences_per_second']:.2f}",
+                         f"{r['model_pairs_per_second']:.1f}"))
+    print(f"\n6. windows vs chunks ({f['chunk_tokens']} tokens), seed-sized passages "
+          f"({f['sentences_per_passage'][0]}-{f['sentences_per_passage'][1]} sentences); {f['cpu']}, "
+          f"{f['torch_threads']} torch threads, a machine shared with other jobs")
+    print_table(rows)
+    for model, m in f["models"].items():
+        goal = " (goal <= 0.20)" if model == "minilm" else ""
+        speed = " (goal >= 2.5x)" if model == "minilm" else ""
+        print(f"{model}: chunks/windows pairs {m['pairs_ratio']:.3f}{goal}, tokens {m['tokens_ratio']:.3f}, "
+              f"sentences/s {m['speedup']:.2f}x{speed}; {m['windows']['sentences']} sentences, {m['turns']} turns")
+    print(f"total {f['total_seconds']:.0f}s")
+
+
+def write_premise_rates(path: Path, f: dict[str, Any]) -> None:
+    """Both modes' model pairs/s on the backend `plan` picks, for `citecheck plan --premise`."""
+    minilm = f["models"].get("minilm") or next(iter(f["models"].values()))
+    doc = {
+        "format": "citecheck-nli-rates/1",
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "cpu": f["cpu"],
+        "cpu_threads_per_worker": f["torch_threads"],
+        "pairs": sum(m["windows"]["pairs"] for m in f["models"].values()),
+        "pair_tokens_mean": minilm["windows"]["tokens_per_pair"],
+        "chunk_pair_tokens_mean": minilm["chunks"]["tokens_per_pair"],
+        "chunk_tokens": f["chunk_tokens"],
+        "pairs_per_second": {m: {v["variant"]: v["windows"]["model_pairs_per_second"]} for m, v in f["models"].items()},
+        "chunk_pairs_per_second": {
+            m: {v["variant"]: v["chunks"]["model_pairs_per_second"]} for m, v in f["models"].items()
+        },
+        "gpu": None,
+        "gpu_note": "no device machine was lent to this run: the plan's GPU column is an estimate",
     }
     path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
 

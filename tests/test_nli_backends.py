@@ -15,9 +15,9 @@ import pytest
 
 from citecheck.core.model import JudgeItem, Passage
 from citecheck.judges import JudgeSpecError
-from citecheck.judges import nli_backends as B
 from citecheck.judges.cache import InMemoryCache
 from citecheck.judges.nli import NLIJudge, from_spec, parse_spec
+from citecheck.judges.nli import backends as B
 from helpers.tiny_models import save_permuted, save_tiny_deberta_nli, save_tiny_nli
 
 PASSAGES = (

@@ -17,6 +17,7 @@ from citecheck.judges import Judge, JudgeSpecError, judge_from_spec
 from citecheck.judges.cache import InMemoryCache
 from citecheck.judges.nli import ModelLoadError, NLIJudge, from_spec
 from citecheck.warehouse.judgment_cache import open_cache
+from helpers import write_turns_file
 from helpers.tiny_models import TINY_MAX_LENGTH, save_permuted, save_tiny_nli
 
 REPO = Path(__file__).resolve().parents[1]
@@ -447,18 +448,8 @@ def test_max_length_beyond_the_model_is_an_error(models):
 
 
 def test_the_cli_scores_with_an_nli_judge_file_and_reuses_its_cache(models, tmp_path):
-    turn = {
-        "turn_id": "cli-1",
-        "conversation_id": "c1",
-        "turn_index": 0,
-        "answered_at": "2026-11-23T10:00:00+00:00",
-        "question": "How do expenses work?",
-        "answer": "Expense reports must be submitted within two weeks. [S1] Meals are paid by card. [S2]",
-        "answer_format": "markers",
-        "context": [{"label": p.label, "source": "policy", "text": p.text} for p in PASSAGES],
-    }
-    turns = tmp_path / "turns.jsonl"
-    turns.write_text(json.dumps(turn) + "\n", encoding="utf-8")
+    answer = "Expense reports must be submitted within two weeks. [S1] Meals are paid by card. [S2]"
+    turns = write_turns_file(tmp_path / "turns.jsonl", "cli-1", answer, PASSAGES)
     judge_file = tmp_path / "judge.json"
     judge_file.write_text(json.dumps({"kind": "nli", "model": str(models["tiny"]), "batch_size": 8}))
     cache = tmp_path / "cache.sqlite"

@@ -509,13 +509,22 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if (args.rates is None) == (args.judge is None):
         raise capacity.PlanError("plan: give exactly one of --rates FILE (from bench/bench_nli.py) or --judge FILE")
     rates = capacity.rates_from_file(args.rates, args.model) if args.rates else capacity.calibrate(args.judge)
+    traffic, config = demo.plan_traffic(), demo.sample_config()
+    profile = capacity.traffic_profile(traffic, config, premise=args.premise)
+    chosen = args.backend or rates.fastest_faithful()
+    scale_from = (
+        capacity.traffic_profile(traffic, config)
+        if args.premise == "chunks" and chosen not in (rates.chunk_cpu or {})
+        else None
+    )
     result = capacity.plan(
         args.answers,
         rates,
-        capacity.traffic_profile(demo.plan_traffic(), demo.sample_config()),
+        profile,
         sentences_per_answer=args.sentences_per_answer,
         variant=args.backend,
         window_hours=args.window_hours,
+        window_profile=scale_from,
     )
     print(json.dumps(result, indent=2, default=str) if args.json else capacity.render(result))
     return EXIT_OK
@@ -676,6 +685,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", default="deberta", help="model in the rates file (deberta or minilm)")
     p.add_argument("--judge", help="or: an NLI judge file to time here in a short calibration run")
     p.add_argument("--window-hours", type=float, default=6.0, help="hours the day's NLI work may take")
+    p.add_argument("--premise", choices=("windows", "chunks"), default="windows",
+                   help="premise mode to size (the judge file's \"premise\"; default windows)")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
     p.set_defaults(func=cmd_plan)
 

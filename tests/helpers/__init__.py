@@ -29,6 +29,23 @@ def score_dicts(turns: list[dict[str, Any]], judge_spec: dict[str, Any], config:
     return report.to_json()
 
 
+def write_turns_file(path: Path, turn_id: str, answer: str, passages: Any) -> Path:
+    """A one-turn TURNS.jsonl (SPEC §1, markers) over `passages` (objects with `label` and `text`),
+    for tests that run `citecheck score` on it."""
+    turn = {
+        "turn_id": turn_id,
+        "conversation_id": "c1",
+        "turn_index": 0,
+        "answered_at": "2026-11-23T10:00:00+00:00",
+        "question": "How do expenses work?",
+        "answer": answer,
+        "answer_format": "markers",
+        "context": [{"label": p.label, "source": "policy", "text": p.text} for p in passages],
+    }
+    path.write_text(json.dumps(turn) + "\n", encoding="utf-8")
+    return path
+
+
 def orbit_warehouse_turns(day: str = "2026-11-30") -> list[dict[str, Any]]:
     """The Orbit Labs turns dated on `day`, plus one malformed row (answer missing)."""
     data = load_fixture("orbit_labs.json")

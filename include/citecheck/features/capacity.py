@@ -15,6 +15,12 @@ measurements, never from constants:
 
 The sample traffic draws on a small knowledge base, so its dedupe and cache hit rate are far higher
 than a real corpus gives: the recommendation is sized on the no-cache row.
+
+`--premise windows|chunks` sizes either premise mode (SPEC §4): the profile runs the judge in that
+mode. A chunk is as long as the passages it packs, so a chunk pair's rate is the rates file's
+measured `chunk_pairs_per_second` carried to the sample's chunk length at the measured tokens per
+second, or, without one, the window rate scaled by the two modes' tokens per pair on the sample
+traffic (printed as an estimate).
 """
 
 from __future__ import annotations
@@ -55,6 +61,9 @@ class TrafficProfile:
     pairs_undeduped: int
     pairs_deduped: int
     second_day_cache_hit_rate: float
+    premise: str = "windows"
+    pair_tokens: float | None = None
+    """Mean model tokens of a scored pair (the profile's approximate tokenizer)."""
 
     @property
     def sentences_per_answer(self) -> float:
@@ -91,18 +100,23 @@ class _RecordedPairScorer:
         return [m.span() for m in _TOKEN.finditer(text)]
 
     def probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[float, float, float]]:
+        """A premise inside a supporting passage (a window, a chunk of it) or holding one (a chunk
+        over several passages) entails."""
         self.pairs_seen += len(pairs)
         return [
-            (0.02, 0.96, 0.02) if any(window in text for text in self.support.get(sentence, ())) else (0.9, 0.05, 0.05)
-            for window, sentence in pairs
+            (0.02, 0.96, 0.02)
+            if any(premise in text or text in premise for text in self.support.get(sentence, ()))
+            else (0.9, 0.05, 0.05)
+            for premise, sentence in pairs
         ]
 
 
-def traffic_profile(days: Sequence[tuple[Sequence[Mapping[str, Any]], Mapping[str, Any]]], config: Config
-                    ) -> TrafficProfile:
-    """Run the NLI judge's own pair selection over two consecutive days of traffic, each given as
-    (turns as SPEC §1 dicts, its recorded judge spec): the second day measures the cache's hits
-    (`citecheck plan` passes `citecheck.demo.plan_traffic()`)."""
+def traffic_profile(
+    days: Sequence[tuple[Sequence[Mapping[str, Any]], Mapping[str, Any]]], config: Config, premise: str = "windows"
+) -> TrafficProfile:
+    """Run the NLI judge's own pair selection (in that premise mode) over two consecutive days of
+    traffic, each given as (turns as SPEC §1 dicts, its recorded judge spec): the second day
+    measures the cache's hits (`citecheck plan` passes `citecheck.demo.plan_traffic()`)."""
     from citecheck.core.pipeline import in_conversation_order, judge_items, structure_turns
     from citecheck.core.text import normalise_statement
     from citecheck.core.turns import turn_from_dict
@@ -123,8 +137,9 @@ def traffic_profile(days: Sequence[tuple[Sequence[Mapping[str, Any]], Mapping[st
             labels = {lab for lab, ok in (judgment.alone or {}).items() if ok} | set(judgment.elsewhere or ())
             texts = [normalise_statement(p.text) for p in item.context if p.label in labels]
             scorer.support.setdefault(normalise_statement(item.sentence), []).extend(texts)
-        undeduped = _undeduped_pairs(scorer, items)
-        judge = NLIJudge(scorer, NLISettings(model=scorer.model_id, batch_size=64), cache=cache, progress=False)  # type: ignore[arg-type]
+        undeduped = _undeduped_pairs(scorer, items, premise)
+        settings = NLISettings(model=scorer.model_id, batch_size=64, premise=premise)
+        judge = NLIJudge(scorer, settings, cache=cache, progress=False)  # type: ignore[arg-type]
         judge.judge(items)
         counts.append((undeduped, judge.stats()))
     (undeduped, first), (_, second) = counts
@@ -135,16 +150,18 @@ def traffic_profile(days: Sequence[tuple[Sequence[Mapping[str, Any]], Mapping[st
         pairs_undeduped=undeduped,
         pairs_deduped=first["pairs_scored"],
         second_day_cache_hit_rate=hit_rate,
+        premise=premise,
+        pair_tokens=first["tokens"] / first["pairs_scored"] if first["pairs_scored"] else None,
     )
 
 
-def _undeduped_pairs(scorer: _RecordedPairScorer, items: Sequence[Any]) -> int:
+def _undeduped_pairs(scorer: _RecordedPairScorer, items: Sequence[Any], premise: str = "windows") -> int:
     """Pairs the judge would send with every item judged alone (no cross-item dedupe)."""
     from citecheck.judges.nli import NLIJudge, NLISettings
 
     total = 0
     for item in items:
-        judge = NLIJudge(scorer, NLISettings(model=scorer.model_id), progress=False)  # type: ignore[arg-type]
+        judge = NLIJudge(scorer, NLISettings(model=scorer.model_id, premise=premise), progress=False)  # type: ignore[arg-type]
         judge.judge([item])
         total += judge.stats()["pairs_scored"]
     return total
@@ -163,6 +180,9 @@ class Rates:
     pair_tokens: float | None = None
     flip_share: dict[str, float] | None = None
     """Share of decisions each variant flips against torch fp32, where measured."""
+    chunk_cpu: dict[str, float] | None = None
+    """Pairs/s on chunk pairs (`"premise": "chunks"`) per variant, where measured."""
+    chunk_pair_tokens: float | None = None
 
     def fastest_faithful(self) -> str:
         return fastest_faithful(self.cpu, self.flip_share or {})
@@ -195,13 +215,15 @@ def rates_from_file(path: str | Path, model: str) -> Rates:
         gpu_source="measured" if gpu else "",
         pair_tokens=doc.get("pair_tokens_mean"),
         flip_share=(doc.get("flip_share") or {}).get(model),
+        chunk_cpu=(doc.get("chunk_pairs_per_second") or {}).get(model),
+        chunk_pair_tokens=doc.get("chunk_pair_tokens_mean"),
     )
 
 
 def calibrate(judge_file: str | Path, pairs: int = 96) -> Rates:
     """Load an NLI judge file here and time its scorer on real-length pairs from the sample traffic."""
     from citecheck.judges.nli import from_spec
-    from citecheck.judges.nli_backends import sample_pairs
+    from citecheck.judges.nli.backends import sample_pairs
 
     spec = json.loads(Path(judge_file).read_text(encoding="utf-8"))
     if spec.get("kind") != "nli":
@@ -236,16 +258,22 @@ def plan(
     sentences_per_answer: float | None = None,
     variant: str | None = None,
     window_hours: float = 6.0,
+    window_profile: TrafficProfile | None = None,
 ) -> dict[str, Any]:
-    """Wall hours per scenario and worker count, and the shards / pool size to use."""
+    """Wall hours per scenario and worker count, and the shards / pool size to use, in the profile's
+    premise mode. For chunks without a measured chunk rate, `window_profile` (the windows profile of
+    the same traffic) scales the window rate by tokens per pair."""
     if answers < 1:
         raise PlanError("plan: --answers must be at least 1")
     chosen = variant or rates.fastest_faithful()
     if chosen not in rates.cpu:
         raise PlanError(f"plan: no measured rate for backend {chosen!r}; measured: {sorted(rates.cpu)}")
-    rate = rates.cpu[chosen]
+    rate, rate_note, pair_tokens = rates.cpu[chosen], "", rates.pair_tokens
+    gpu = rates.gpu
+    if profile.premise == "chunks":
+        rate, rate_note, pair_tokens, gpu = _chunk_rate(rates, chosen, profile, window_profile)
     spa = sentences_per_answer if sentences_per_answer is not None else profile.sentences_per_answer
-    gpu = rates.gpu or gpu_estimate(rates.model, rates.pair_tokens)
+    gpu = gpu or gpu_estimate(rates.model, pair_tokens)
     scenarios = {}
     for scenario in ("no dedupe", "dedupe", "dedupe + cache"):
         pairs = answers * spa * profile.pairs_per_sentence(scenario)
@@ -259,8 +287,10 @@ def plan(
     return {
         "answers": answers,
         "sentences_per_answer": spa,
+        "premise": profile.premise,
         "variant": chosen,
         "cpu_pairs_per_second": rate,
+        "cpu_rate_note": rate_note,
         "cpu_threads_per_worker": rates.cpu_threads,
         "rates_source": rates.source,
         "gpu_pairs_per_second": gpu,
@@ -272,6 +302,7 @@ def plan(
             "sample_sentences": profile.sentences,
             "pairs_per_sentence": {s: profile.pairs_per_sentence(s) for s in scenarios},
             "second_day_cache_hit_rate": profile.second_day_cache_hit_rate,
+            "pair_tokens": profile.pair_tokens,
         },
         "scenarios": scenarios,
         "window_hours": window_hours,
@@ -281,15 +312,47 @@ def plan(
     }
 
 
+def _chunk_rate(
+    rates: Rates, chosen: str, profile: TrafficProfile, window_profile: TrafficProfile | None
+) -> tuple[float, str, float | None, float | None]:
+    """(pairs/s of chunk pairs, where it comes from, tokens per chunk pair, measured GPU rate or None)."""
+    if rates.chunk_cpu and chosen in rates.chunk_cpu:
+        rate = rates.chunk_cpu[chosen]
+        if not rates.chunk_pair_tokens or not profile.pair_tokens:
+            return rate, "measured on chunk pairs", rates.chunk_pair_tokens, None
+        # A chunk is as long as the passages it packs: the rate is carried to the sample's chunk
+        # length at the measured tokens per second.
+        scale = rates.chunk_pair_tokens / profile.pair_tokens
+        note = (
+            f"measured on chunk pairs of {rates.chunk_pair_tokens:.0f} tokens ({rate:.2f} pairs/s), carried to "
+            f"the sample's {profile.pair_tokens:.0f}-token chunk pairs at the same tokens/s"
+        )
+        return rate * scale, note, profile.pair_tokens, None
+    if window_profile is None or not window_profile.pair_tokens or not profile.pair_tokens:
+        raise PlanError(
+            f"plan: the rates have no chunk rate for {chosen!r} and no windows profile to scale one from; "
+            "write rates with bench/bench_nli.py --premises --rates-out"
+        )
+    scale = window_profile.pair_tokens / profile.pair_tokens
+    tokens = rates.pair_tokens / scale if rates.pair_tokens else None
+    note = (
+        f"estimate: the window rate × {scale:.3f} ({window_profile.pair_tokens:.0f} → "
+        f"{profile.pair_tokens:.0f} tokens per pair on the sample traffic), not measured on chunk pairs"
+    )
+    return rates.cpu[chosen] * scale, note, tokens, None
+
+
 def render(result: Mapping[str, Any]) -> str:
     """The plan as the table `citecheck plan` prints."""
     p = result["profile"]
+    premise = result.get("premise", "windows")
     lines = [
         f"NLI plan: {result['answers']:,} answers/day × {result['sentences_per_answer']:.2f} check-worthy "
         f"sentences, backend {result['variant']} at {result['cpu_pairs_per_second']:.1f} pairs/s per CPU "
-        f"worker ({result['cpu_threads_per_worker']} threads)",
-        f"rates: {result['rates_source']}",
-        f"pairs per sentence on the sample traffic ({p['sample_answers']} answers): "
+        f"worker ({result['cpu_threads_per_worker']} threads)"
+        + ("" if premise == "windows" else f", {premise} premises"),
+        f"rates: {result['rates_source']}" + (f"; {note}" if (note := result.get("cpu_rate_note")) else ""),
+        f"{premise} pairs per sentence on the sample traffic ({p['sample_answers']} answers): "
         + ", ".join(f"{k} {v:.2f}" for k, v in p["pairs_per_sentence"].items())
         + f"; day-over-day cache hits {p['second_day_cache_hit_rate']:.0%}",
         "",

@@ -15,6 +15,7 @@ from citecheck.core.alert_groups import alert_groups
 from citecheck.core.metrics import METRICS, READER_METRICS, REPORT_TILE_METRICS
 from citecheck.core.text import find_span
 from citecheck.judges.llm.verify import verified_quotes
+from citecheck.judges.nli.settings import is_chunk_version
 from citecheck.warehouse import published, source
 from citecheck.warehouse import tables as T
 
@@ -37,7 +38,7 @@ class Evidence:
     role: str  # "cited" | "supports"
     passage: Mapping[str, Any] | None
     segments: tuple[tuple[str, bool], ...]
-    span_kind: str | None  # "verified LLM quote" | "NLI best window" | None
+    span_kind: str | None  # "verified LLM quote" | "NLI best window" | "NLI best chunk" | None
     note: str | None = None
 
 
@@ -102,19 +103,21 @@ def gather(engine: Engine, day: dt.date, trend_days: int = 28, *, flagged_limit:
 
 def evidence_for(row: Mapping[str, Any], passages: Mapping[str, Mapping[str, Any]]) -> tuple[Evidence, ...]:
     """The passages a flagged sentence cites, then those that support it instead, each with its
-    span highlighted: the LLM's verified quotes from that passage, else the NLI judge's best window."""
+    span highlighted: the LLM's verified quotes from that passage, else the NLI judge's best window
+    (with chunk premises its best chunk: most or all of the passage, SPEC §4)."""
     unknown = set(row.get("unknown_labels") or ())
     cited = [(label, "cited") for label in row.get("labels") or () if label not in unknown]
     elsewhere = [(label, "supports") for label in (row.get("supported_elsewhere_by") or "").split("+")
                  if label and label not in dict(cited)]
     quotes = verified_quotes(row.get("llm"))
     windows = row.get("best_windows") or {}
+    nli_kind = "NLI best chunk" if is_chunk_version(row.get("judge_version")) else "NLI best window"
     shown = []
     for label, role in cited + elsewhere:
         passage = passages.get(label)
         text = (passage or {}).get("text") or ""
         spans_from = quotes.get(label) or ([windows[label]] if windows.get(label) else [])
-        kind = "verified LLM quote" if quotes.get(label) else "NLI best window" if spans_from else None
+        kind = "verified LLM quote" if quotes.get(label) else nli_kind if spans_from else None
         spans = [s for s in (find_span(text, q) for q in spans_from) if s]
         note = None
         if passage is None:

@@ -286,8 +286,8 @@ def quantize_openvino_int8(model: Any, staged: Path, pairs: Sequence[tuple[str, 
     """Static int8 through optimum-intel's `OVQuantizer`, calibrated on (premise, hypothesis) pairs.
 
     This is what sentence-transformers' `export_static_quantized_openvino_model` runs, with NLI
-    pairs from the bundled sample traffic as the calibration set instead of a Hub dataset of single
-    sentences (no Hub here, and a cross-encoder sees pairs).
+    pairs from the bundled sample traffic (`sample_pairs`) as the calibration set instead of a
+    Hub dataset of single sentences (no Hub here, and a cross-encoder sees pairs).
     """
     import nncf
     from optimum.intel import OVConfig, OVQuantizationConfig, OVQuantizer
