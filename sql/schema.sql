@@ -67,11 +67,17 @@ CREATE TABLE IF NOT EXISTS citation_verdicts (
 	alone BOOLEAN,
 	rest BOOLEAN,
 	credited BOOLEAN,
+	pointer_problem VARCHAR(40),
+	unverified VARCHAR(200),
 	run_id VARCHAR(64) NOT NULL,
 	config_hash VARCHAR(32) NOT NULL,
 	judge_versions VARCHAR(400),
 	PRIMARY KEY (day, turn_id, sentence_index, label)
 );
+
+COMMENT ON COLUMN citation_verdicts.pointer_problem IS 'native citations: the pointer problem kind that makes the label unknown (docs/metrics.md)';
+
+COMMENT ON COLUMN citation_verdicts.unverified IS 'native citations: the fields the job could not verify, comma-joined (e.g. cited_text)';
 
 CREATE TABLE IF NOT EXISTS daily_metrics (
 	day DATE NOT NULL,
@@ -373,7 +379,10 @@ CREATE TABLE IF NOT EXISTS source_turns (
 	answer TEXT,
 	answer_format VARCHAR(40),
 	answer_blocks JSON,
+	response JSON,
 	request_documents JSON,
+	request_search_results JSON,
+	web_results JSON,
 	attributes JSON,
 	loaded_at TIMESTAMP WITH TIME ZONE,
 	PRIMARY KEY (turn_id)
@@ -382,6 +391,14 @@ CREATE TABLE IF NOT EXISTS source_turns (
 CREATE INDEX IF NOT EXISTS ix_source_turns_answered_at ON source_turns (answered_at);
 
 CREATE INDEX IF NOT EXISTS ix_source_turns_conversation ON source_turns (conversation_id, turn_index);
+
+COMMENT ON COLUMN source_turns.answer_blocks IS 'anthropic_blocks: the response''s content blocks';
+
+COMMENT ON COLUMN source_turns.response IS 'openai_responses, openai_chat, cohere_v2, gemini: the provider''s response as logged';
+
+COMMENT ON COLUMN source_turns.request_search_results IS 'anthropic_blocks: every search_result block of the request, in order (R<index>)';
+
+COMMENT ON COLUMN source_turns.web_results IS 'the web search results the turn logged (W<k>)';
 
 CREATE TABLE IF NOT EXISTS stage_citation_verdicts (
 	run_id VARCHAR(64) NOT NULL,
@@ -394,8 +411,14 @@ CREATE TABLE IF NOT EXISTS stage_citation_verdicts (
 	alone BOOLEAN,
 	rest BOOLEAN,
 	credited BOOLEAN,
+	pointer_problem VARCHAR(40),
+	unverified VARCHAR(200),
 	PRIMARY KEY (run_id, turn_id, sentence_index, label)
 );
+
+COMMENT ON COLUMN stage_citation_verdicts.pointer_problem IS 'native citations: the pointer problem kind that makes the label unknown (docs/metrics.md)';
+
+COMMENT ON COLUMN stage_citation_verdicts.unverified IS 'native citations: the fields the job could not verify, comma-joined (e.g. cited_text)';
 
 CREATE TABLE IF NOT EXISTS stage_daily_metrics (
 	run_id VARCHAR(64) NOT NULL,

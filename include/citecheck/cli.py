@@ -18,6 +18,8 @@ EXIT_OK = 0
 EXIT_SKIPPED = 1  # finished, but some input lines or turns were skipped
 EXIT_USAGE = 2  # bad usage, configuration or judge file: nothing was done
 EXIT_VALIDATION_FAILED = 3  # a day's output broke an expectation: nothing of it was published
+PROVIDER_TURNS_HELP = ("also generate this many turns a day in the OpenAI, Cohere, Gemini and Anthropic PDF/"
+                       "custom-content formats, some with their apps' pointer bugs (default 0: the sample as recorded)")
 
 
 def _read_turns(path: str, max_answer_chars: int) -> tuple[list[Any], list[Any]]:
@@ -61,8 +63,24 @@ def _summary(payload: dict[str, Any]) -> Iterator[str]:
         ci = payload["metrics"].get("intervals", {}).get("micro", {}).get(name) or {}
         span = "" if ci.get("ci_low") is None else f"  [{ci['ci_low']:.3f}, {ci['ci_high']:.3f}]"
         yield f"{name:<26}" + "".join(f"{'null':>10}" if v is None else f"{v:>10.3f}" for v in row) + span
+    yield from _native_summary(payload)
     for skip in payload["skipped"][:10]:
         yield f"skipped line {skip['line']} ({skip['turn_id']}): {skip['reason']}"
+
+
+def _native_summary(payload: dict[str, Any]) -> Iterator[str]:
+    """Native citations' figures, when the input had any: cited_char_share, pointer problems by
+    kind, sentences unjudged for want of source text."""
+    counts, micro = payload["counts"], payload["metrics"]["micro"]
+    prefix = "pointer_problem_citations_"
+    kinds = {k[len(prefix):]: n for k, n in counts.items() if k.startswith(prefix) and n}
+    if not (counts["native_answer_chars"] or kinds or counts["no_source_text_sentences"]):
+        return
+    share = micro["cited_char_share"]
+    yield (f"native citations: cited_char_share {'null' if share is None else f'{share:.3f}'}"
+           f" · pointer problems {counts['pointer_problem_citations']} of {counts['citations']} citations"
+           + (f" ({', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))})" if kinds else "")
+           + f" · no_source_text {counts['no_source_text_sentences']} of {counts['selected_sentences']} sentences")
 
 
 def _open_cache(path: str | None) -> Any:
@@ -158,7 +176,8 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
     from citecheck import demo
 
-    data = demo.generate(dt.date.fromisoformat(args.start), args.days, args.turns_per_day, seed=args.seed)
+    data = demo.generate(dt.date.fromisoformat(args.start), args.days, args.turns_per_day, seed=args.seed,
+                         provider_turns=args.provider_turns)
     out = Path(args.out)
     demo.write_sample(data, out)
     print(f"wrote {len(data.turns)} turns (+{len(data.malformed_lines)} malformed lines), "
@@ -204,7 +223,8 @@ def cmd_load_sample(args: argparse.Namespace) -> int:
     from citecheck.warehouse import load_reader_events, load_turns
 
     engine = _engine()
-    data = demo.generate(args.start, args.days, args.turns_per_day, seed=args.seed)
+    data = demo.generate(args.start, args.days, args.turns_per_day, seed=args.seed,
+                         provider_turns=args.provider_turns)
     n = load_turns(engine, data.turns + _loadable_malformed(data))
     events = load_reader_events(engine, [reader_event(e) for e in data.reader_events])
     if args.write_judge:
@@ -580,6 +600,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--days", type=int, default=7)
     p.add_argument("--turns-per-day", type=int, default=300)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--provider-turns", type=int, default=0, help=PROVIDER_TURNS_HELP)
     p.add_argument("--out", required=True, help="output folder")
     p.set_defaults(func=cmd_sample)
 
@@ -591,6 +612,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--days", type=int, default=3)
     p.add_argument("--turns-per-day", type=int, default=300)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--provider-turns", type=int, default=0, help=PROVIDER_TURNS_HELP)
     p.add_argument("--write-judge", help="also write the sample's recorded judge file here")
     p.set_defaults(func=cmd_load_sample)
 

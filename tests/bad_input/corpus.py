@@ -489,6 +489,155 @@ def _native() -> Iterator[Case]:
                "skipped", "request_documents[0] needs a text string", turn_id="nat-doc-num")
 
 
+def provider(turn_id: str, answer_format: str, mutate: Callable[[dict[str, Any]], Any] | None = None,
+             **options: Any) -> dict[str, Any]:
+    """A well-formed native turn of `answer_format` (citecheck.demo.formats) on DAY, then `mutate`d:
+    "東京 hotels: the nightly hotel cap is 220 euros." citing S1's text, then a meals sentence."""
+    from citecheck.demo.formats import Claim, Source, native_turn
+
+    sources = [Source(p["source"], f"https://policy.example/{p['label'].lower()}", (p["text"],)) for p in CONTEXT]
+    claims = [Claim("東京 hotels: the nightly hotel cap is 220 euros", (0,)),
+              Claim("Meals are reimbursed up to 50 euros a day", (1,))]
+    data = {**without(turn(turn_id), "answer", "context"), **native_turn(answer_format, claims, sources, **options)}
+    if mutate is not None:
+        mutate(data)
+    return data
+
+
+def unknown_count(n: int) -> Callable[[View], None]:
+    """Exactly `n` unknown labels across the turn's sentences (a placed pointer problem is one)."""
+    def check(view: View) -> None:
+        got = [lab for s in _sentences(view) for lab in s["unknown_labels"]]
+        assert len(got) == n, got
+    return check
+
+
+def _first_citation(data: dict[str, Any]) -> dict[str, Any]:
+    return next(c for b in data["answer_blocks"] for c in b.get("citations", []))
+
+
+def _responses_part(data: dict[str, Any]) -> dict[str, Any]:
+    return data["response"]["output"][0]["content"][0]
+
+
+def _segment(data: dict[str, Any]) -> dict[str, Any]:
+    return data["response"]["groundingMetadata"]["groundingSupports"][0]["segment"]
+
+
+def _set(getter: Callable[[dict[str, Any]], Any], **changes: Any) -> Callable[[dict[str, Any]], None]:
+    return lambda data: getter(data).update(changes)
+
+
+def _provider_formats() -> Iterator[Case]:
+    """Malformed provider-native shapes (SPEC §3.4): a pointer problem (scored, counted like an
+    unknown label; `placed` ones mark their sentence) or a per-turn skip reason."""
+    pointer_cases = [
+        # kind, format, writer options, mutate, unknown labels on sentences, reason
+        ("anthropic_page_past_the_end", "anthropic_blocks", {"kind": "page"},
+         _set(_first_citation, start_page_number=2, end_page_number=3), 1, "are not among the 1 logged pages"),
+        ("anthropic_page_number_zero", "anthropic_blocks", {"kind": "page"},
+         _set(_first_citation, start_page_number=0), 1, "are not among the 1 logged pages"),
+        ("anthropic_block_index_past_the_end", "anthropic_blocks", {"kind": "block"},
+         _set(_first_citation, end_block_index=4), 1, "are not among the 1 logged blocks"),
+        ("anthropic_block_indices_as_strings", "anthropic_blocks", {"kind": "block"},
+         _set(_first_citation, start_block_index="0"), 1, "block indices missing"),
+        ("anthropic_search_result_index_out_of_range", "anthropic_blocks", {"kind": "search"},
+         _set(_first_citation, search_result_index=5), 1, "search_result_index out of range"),
+        ("anthropic_search_result_wrong_source", "anthropic_blocks", {"kind": "search"},
+         _set(_first_citation, source="https://policy.example/s2"), 1, "source does not match the search result"),
+        ("anthropic_web_url_not_logged", "anthropic_blocks", {"kind": "web"},
+         _set(_first_citation, url="https://elsewhere.example/"), 1, "url is not among the logged web results"),
+        ("anthropic_web_url_missing", "anthropic_blocks", {"kind": "web"},
+         lambda d: _first_citation(d).pop("url"), 0, "url is missing or not a string"),
+        ("anthropic_unknown_citation_type", "anthropic_blocks", {},
+         _set(_first_citation, type="sentence_location"), 0, "unknown citation type"),
+        ("anthropic_cited_text_missing", "anthropic_blocks", {"kind": "page"},
+         lambda d: _first_citation(d).pop("cited_text"), 1, "cited_text is missing or not a string"),
+        ("openai_offsets_past_the_end", "openai_responses", {},
+         lambda d: _responses_part(d)["annotations"][0].update(end_index=10_000), 0, "outside its part"),
+        ("openai_offset_negative", "openai_responses", {},
+         lambda d: _responses_part(d)["annotations"][0].update(start_index=-1), 0, "outside its part"),
+        ("openai_annotation_not_an_object", "openai_responses", {},
+         lambda d: _responses_part(d)["annotations"].append("https://policy.example/s1"), 0,
+         "annotation is not an object"),
+        ("openai_url_not_logged", "openai_responses", {},
+         lambda d: _responses_part(d)["annotations"][0].update(url="https://elsewhere.example/"), 1,
+         "names no logged source"),
+        ("openai_file_citation_index_a_string", "openai_responses", {"files": True},
+         lambda d: _responses_part(d)["annotations"][0].update(index="12"), 0,
+         "file_citation index is missing or not an integer"),
+        ("openai_annotation_in_a_refusal_part", "openai_responses", {},
+         lambda d: d["response"]["output"][0]["content"].append(
+             {"type": "refusal", "refusal": "No.", "annotations": [{"type": "url_citation"}]}), 0,
+         "annotation in a content part that holds no output_text"),
+        ("openai_chat_end_before_start", "openai_chat", {},
+         lambda d: d["response"]["annotations"][0]["url_citation"].update(start_index=40, end_index=10), 0,
+         "outside its part"),
+        ("cohere_start_negative", "cohere_v2", {},
+         lambda d: d["response"]["citations"][0].update(start=-2), 0, "outside the answer"),
+        ("cohere_end_past_the_end", "cohere_v2", {},
+         lambda d: d["response"]["citations"][0].update(end=10_000), 0, "outside the answer"),
+        ("cohere_text_not_the_answer_span", "cohere_v2", {},
+         lambda d: d["response"]["citations"][0].update(text="the cap"), 1, "citation text is not answer[start:end]"),
+        ("cohere_source_id_never_sent", "cohere_v2", {},
+         lambda d: d["response"]["citations"][0]["sources"][0].update(id="doc-42"), 1, "names no logged document"),
+        ("cohere_citation_without_sources", "cohere_v2", {},
+         lambda d: d["response"]["citations"][0].update(sources=[]), 0, "sources is missing or empty"),
+        ("cohere_content_index_past_the_content", "cohere_v2", {},
+         lambda d: d["response"]["citations"][0].update(content_index=3), 0, "names no content item"),
+        ("gemini_part_index_past_the_parts", "gemini", {}, _set(_segment, partIndex=2), 0, "names no text part"),
+        ("gemini_byte_range_cuts_a_character", "gemini", {}, _set(_segment, startIndex=1), 0,
+         "cut a UTF-8 character"),
+        ("gemini_end_past_the_part", "gemini", {}, _set(_segment, endIndex=10_000), 0, "outside its part"),
+        ("gemini_start_negative", "gemini", {}, _set(_segment, startIndex=-3), 0, "outside its part"),
+        ("gemini_end_index_missing", "gemini", {}, lambda d: _segment(d).pop("endIndex"), 0,
+         "partIndex/startIndex/endIndex missing or not integers"),
+        ("gemini_chunk_index_out_of_range", "gemini", {},
+         lambda d: d["response"]["groundingMetadata"]["groundingSupports"][0].update(groundingChunkIndices=[9]), 1,
+         "grounding chunk index 9 out of range"),
+        ("gemini_segment_text_not_the_bytes", "gemini", {}, _set(_segment, text="hotels"), 1,
+         "segment.text is not the text its byte offsets select"),
+    ]
+    for kind, answer_format, options, mutate, unknown, why in pointer_cases:
+        yield Case(kind, line(provider(kind, answer_format, mutate, **options)), "scored", turn_id=kind,
+                   check=unknown_count(unknown), cli_check=pointer_problem(why))
+    yield Case("anthropic_search_results_only", line(provider("nat-search-only", "anthropic_blocks", kind="search")),
+               "scored", turn_id="nat-search-only", check=resolves("R0", "R1"))
+    skip_cases = [
+        ("anthropic_search_results_not_a_list", "anthropic_blocks", {"kind": "search"},
+         lambda d: d.update(request_search_results={"source": "x"}), "request_search_results is not a list"),
+        ("anthropic_search_result_without_blocks", "anthropic_blocks", {"kind": "search"},
+         lambda d: d["request_search_results"][0].pop("blocks"), "request_search_results[0].blocks is not a list"),
+        ("anthropic_web_result_without_url", "anthropic_blocks", {"kind": "web"},
+         lambda d: d["web_results"][0].pop("url"), "web_results[0] needs a url string"),
+        ("anthropic_pages_not_strings", "anthropic_blocks", {"kind": "page"},
+         lambda d: d["request_documents"][0].update(pages=[1, 2]), "request_documents[0].pages is not a list"),
+        ("openai_response_missing", "openai_responses", {}, lambda d: d.pop("response"),
+         "response.output is missing or not a list"),
+        ("openai_part_text_a_number", "openai_responses", {}, lambda d: _responses_part(d).update(text=7),
+         "content[0].text is not a string"),
+        ("openai_document_without_url_or_file", "openai_responses", {},
+         lambda d: d["request_documents"][0].pop("url"), "request_documents[0] needs a url or a file_id"),
+        ("openai_chat_content_not_a_string", "openai_chat", {}, lambda d: d["response"].update(content=None),
+         "response.content is missing or not a string"),
+        ("cohere_content_not_a_list", "cohere_v2", {}, lambda d: d["response"].update(content="hi"),
+         "response.content is missing or not a list"),
+        ("cohere_document_without_id", "cohere_v2", {}, lambda d: d["request_documents"][0].pop("id"),
+         "request_documents[0].id is missing"),
+        ("gemini_parts_missing", "gemini", {}, lambda d: d["response"]["content"].pop("parts"),
+         "response.content.parts is missing or not a list"),
+        ("gemini_chunk_of_unknown_kind", "gemini", {},
+         lambda d: d["response"]["groundingMetadata"]["groundingChunks"].append({"maps": {}}),
+         "groundingChunks[3] is neither retrievedContext nor web"),
+        ("gemini_supports_not_a_list", "gemini", {},
+         lambda d: d["response"]["groundingMetadata"].update(groundingSupports={}), "groundingSupports is not a list"),
+        ("native_format_without_text", "gemini", {},
+         lambda d: d["response"]["content"].update(parts=[{"text": "  "}]), "response holds no text"),
+    ]
+    for kind, answer_format, options, mutate, why in skip_cases:
+        yield Case(kind, line(provider(kind, answer_format, mutate, **options)), "skipped", why, turn_id=kind)
+
+
 def _short(label: str) -> None:
     assert len(label) <= 200 and label.startswith("D1000"), label
 
@@ -527,7 +676,7 @@ def good_turns(count: int) -> list[Case]:
 def bad_cases() -> list[Case]:
     """Every bad-input case, in file order (the duplicate pairs keep their order)."""
     cases = [*_malformed_lines(), *_field_types(), *_timestamps(), *_unicode(), *_markers(), *_big(), *_native(),
-             *_conversations_and_days()]
+             *_provider_formats(), *_conversations_and_days()]
     kinds = [c.kind for c in cases]
     duplicates = {k for k in kinds if kinds.count(k) > 1}
     assert not duplicates, f"case kinds must be distinct: {duplicates}"

@@ -19,29 +19,47 @@ class Passage:
     source: str = ""
     document_id: str | None = None
     version: str | None = None
+    has_text: bool = True  # False: a source the app logged without its text (a web page): never judged
 
 
 @dataclass(frozen=True, slots=True)
 class CitationSpan:
     """A provider-native citation: the answer characters [start, end) cite `label`.
 
-    `valid` is False when its pointer failed the checks of SPEC §3.4 (a pointer problem).
+    `valid` is False when its pointer failed the checks of SPEC §3.4 (a pointer problem; `problem`
+    is its kind). `point`: a position-only citation at `start` (= `end`), owned by the last
+    sentence that starts at or before it. `unverified`: the fields the job could not check
+    (e.g. `cited_text` of a web page the app did not log). `confidence`: the provider's own score
+    where it gives one (Gemini), kept, never used as support.
     """
 
     start: int
     end: int
     label: str
     valid: bool = True
+    point: bool = False
+    problem: str | None = None
+    unverified: tuple[str, ...] = ()
+    confidence: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class PointerProblem:
-    """A native citation whose pointer does not match the logged request documents."""
+    """A native citation whose pointer does not match the logged sources (SPEC §3.4).
+
+    `kind` is one of `citecheck.core.formats.POINTER_PROBLEM_KINDS`; `label` the label it points at
+    where one is known. `placed`: it has an answer span, so its sentence carries the label as an
+    unknown one; an unplaced problem counts as one citation with an unknown label for the turn.
+    `document_index` is the source index the citation named (-1: none).
+    """
 
     document_index: int
     reason: str
     cited_title: str | None = None
     recorded_title: str | None = None
+    kind: str = "malformed"
+    label: str | None = None
+    placed: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +102,8 @@ class Sentence:
     check_worthy: bool = True
     non_claim_reason: str | None = None
     is_refusal: bool = False
+    pointer_problems: tuple[tuple[str, str], ...] = ()  # (label, kind): native labels unknown by a pointer problem
+    unverified: tuple[tuple[str, str], ...] = ()  # (label, "field,field"): what the job could not check
 
     @property
     def resolved_labels(self) -> tuple[str, ...]:

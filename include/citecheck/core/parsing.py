@@ -85,19 +85,53 @@ def parse_answer(answer: str, config: Config | None = None) -> list[ParsedSenten
     return [_sentence(clean, span, mine) for span, mine in zip(spans, owned, strict=True)]
 
 
-def parse_plain(text: str, spans_labels: Sequence[tuple[int, int, str]], config: Config | None = None
-                ) -> list[ParsedSentence]:
-    """Split a marker-free answer; a sentence gets every label whose char span overlaps it.
+def parse_plain(text: str, spans_labels: Sequence[tuple[int, int, str] | tuple[int, int, str, bool]],
+                config: Config | None = None) -> list[ParsedSentence]:
+    """Split a marker-free answer; a sentence gets the labels of its citations (`cited_by`).
 
-    Used for provider-native citations, where each cited text block is a span of the answer.
+    Used for provider-native citations: `(start, end, label)` is an answer span, a fourth item
+    True makes it a position-only citation at `start`.
     """
+    points = [len(c) > 3 and bool(c[3]) for c in spans_labels]  # type: ignore[misc]
+    return parse_cited(text, [(c[0], c[1]) for c in spans_labels], [c[2] for c in spans_labels], points,
+                       config)[0]
+
+
+def parse_cited(text: str, spans: Sequence[tuple[int, int]], labels: Sequence[str], points: Sequence[bool],
+                config: Config | None = None) -> tuple[list[ParsedSentence], list[list[int]]]:
+    """`parse_plain` with the citations as columns; also returns each sentence's citation indices."""
     cfg = config or _DEFAULT_CONFIG
     sentences = _sentence_spans(text, cfg)
+    hits_by_sentence = cited_by(text, sentences, spans, points)
     out = []
-    for (start, end), hits in zip(sentences, overlapping(sentences, [(s, e) for s, e, _ in spans_labels]),
-                                  strict=True):
-        labels = tuple(dict.fromkeys(spans_labels[k][2] for k in hits))
-        out.append(ParsedSentence(_judge_text(text[start:end]), start, end, labels, (), len(labels), 0))
+    for (start, end), hits in zip(sentences, hits_by_sentence, strict=True):
+        mine = tuple(dict.fromkeys(labels[k] for k in hits))
+        after_stop = len({labels[k] for k in hits if points[k] and _after_stop(text, spans[k][0])})
+        out.append(ParsedSentence(_judge_text(text[start:end]), start, end, mine, (), len(mine), after_stop))
+    return out, hits_by_sentence
+
+
+def _after_stop(text: str, position: int) -> bool:
+    return bool(_STOP_BEFORE.search(text[max(0, position - 8):position].rstrip()))
+
+
+def cited_by(text: str, sentences: Sequence[tuple[int, int]], spans: Sequence[tuple[int, int]],
+             points: Sequence[bool] | None = None) -> list[list[int]]:
+    """For each sentence, the citations it owns (SPEC §3.4): every span overlapping it by at least
+    one non-whitespace character, and every position-only citation (`points[k]`) whose position
+    is at or after the sentence's start and before the next sentence's (as a marker after a full
+    stop belongs to the sentence before it)."""
+    points = points or [False] * len(spans)
+    ranged = [k for k in range(len(spans)) if not points[k]]
+    out = [[k for k in (ranged[h] for h in hits)
+            if not text[max(spans[k][0], s):min(spans[k][1], e)].isspace()]
+           for (s, e), hits in zip(sentences, overlapping(sentences, [spans[k] for k in ranged]), strict=True)]
+    if sentences and len(ranged) < len(spans):
+        starts = [s for s, _ in sentences]
+        for k in range(len(spans)):
+            if points[k]:
+                out[max(bisect.bisect_right(starts, spans[k][0]) - 1, 0)].append(k)
+        out = [sorted(hits) for hits in out]
     return out
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from citecheck.core.config import Config
 from citecheck.core.metrics import (
+    NO_SOURCE_TEXT,
     MetricAccumulator,
     ScoredTurn,
     full_counts,
@@ -21,7 +22,7 @@ from citecheck.core.metrics import (
     turn_counts,
     values,
 )
-from citecheck.core.model import JudgeItem, Judgment, StructuredTurn, Turn
+from citecheck.core.model import JudgeItem, Judgment, StructuredTurn, Turn, unjudged
 from citecheck.core.reader_events import ReaderEvent
 from citecheck.core.structural import ConversationHistory, structure_turn
 from citecheck.core.turns import Skipped
@@ -53,15 +54,32 @@ def judge_items(structured: StructuredTurn) -> list[JudgeItem]:
     ]
 
 
+def without_source_text(item: JudgeItem) -> bool:
+    """A sentence whose cited sources all lack text (web pages the app did not log): no judge
+    can see them, so it is unjudged with the reason `no_source_text` (SPEC §3.4)."""
+    if not item.cited:
+        return False
+    passages = {p.label: p for p in item.context}
+    return all(label in passages and not passages[label].has_text for label in item.cited)
+
+
 def judge_turns(batch: Sequence[StructuredTurn], judge: Judge) -> dict[tuple[str, int], Judgment]:
     """One judge call for every check-worthy sentence of the turns: judgments keyed (turn, sentence)."""
-    items = [item for st in batch for item in judge_items(st)]
+    items = []
+    out: dict[tuple[str, int], Judgment] = {}
+    for st in batch:
+        for item in judge_items(st):
+            if without_source_text(item):
+                out[item.key] = unjudged(NO_SOURCE_TEXT, judge.name, judge.version)
+            else:
+                items.append(item)
     if not items:
-        return {}
+        return out
     results = judge.judge(items)
     if len(results) != len(items):
         raise RuntimeError(f"judge {judge.name} returned {len(results)} judgments for {len(items)} items")
-    return {item.key: j for item, j in zip(items, results, strict=True)}
+    out.update((item.key, j) for item, j in zip(items, results, strict=True))
+    return out
 
 
 def decide_turn(st: StructuredTurn, judgments: Mapping[tuple[str, int], Judgment], *, selected: bool,
@@ -187,6 +205,7 @@ def citation_records(v: SentenceVerdict) -> list[dict[str, Any]]:
     unknown), the judge's alone / rest answers and whether it is credited."""
     s, j = v.sentence, v.judgment
     stale, unknown = set(s.stale_labels), set(s.unknown_labels)
+    problems, unverified = dict(s.pointer_problems), dict(s.unverified)
     return [{
         "label": label,
         "status": "stale" if label in stale else "unknown" if label in unknown else "resolved",
@@ -194,6 +213,8 @@ def citation_records(v: SentenceVerdict) -> list[dict[str, Any]]:
         "alone": j.alone.get(label) if j else None,
         "rest": j.rest.get(label) if j else None,
         "credited": v.credited.get(label, False),
+        "pointer_problem": problems.get(label),
+        "unverified": unverified.get(label),
     } for label in s.labels]
 
 
@@ -203,6 +224,8 @@ def sentence_json(v: SentenceVerdict, *, judged: bool = True) -> dict[str, Any]:
     record = sentence_record(v)
     out = {key: record[key] for key in STRUCTURAL_FIELDS}
     out.update(duplicate_labels=list(s.duplicate_labels), markers_after_stop=s.markers_after_stop)
+    if s.pointer_problems or s.unverified:
+        out.update(pointer_problems=dict(s.pointer_problems), unverified=dict(s.unverified))
     if not judged:
         return out
     out.update({key: record[key] for key in VERDICT_FIELDS}, credited=v.credited)
@@ -227,7 +250,7 @@ def turn_json(scored: ScoredTurn, *, judged: bool = True) -> dict[str, Any]:
         "sentences": [sentence_json(v, judged=judged) for v in scored.verdicts],
         "pointer_problems": [
             {"document_index": p.document_index, "reason": p.reason, "cited_title": p.cited_title,
-             "recorded_title": p.recorded_title}
+             "recorded_title": p.recorded_title, "kind": p.kind, "label": p.label, "placed": p.placed}
             for p in st.turn.pointer_problems
         ],
     }

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from citecheck.core.config import Config
 from citecheck.core.model import Sentence, StructuredTurn, Turn
-from citecheck.core.parsing import ParsedSentence, overlapping, parse_answer, parse_plain
+from citecheck.core.parsing import ParsedSentence, parse_answer, parse_cited
 from citecheck.core.text import normalise_for_match
 from citecheck.core.turns import MAX_LABEL_CHARS
 
@@ -113,10 +114,16 @@ def _build_matcher(patterns: tuple[str, ...], compiled: tuple[re.Pattern[str], .
 
 def parse_turn(turn: Turn, config: Config) -> list[ParsedSentence]:
     """Sentences of a turn's answer, with the labels each one cites."""
-    if turn.answer_format == "anthropic_blocks":
-        spans = [(c.start, c.end, c.label) for c in turn.native_citations]
-        return parse_plain(turn.answer, spans, config)
-    return parse_answer(turn.answer, config)
+    return _parse(turn, config)[0]
+
+
+def _parse(turn: Turn, config: Config) -> tuple[list[ParsedSentence], list[list[int]] | None]:
+    """Sentences of a turn, and for a native turn each sentence's citation indices."""
+    if turn.answer_format == "markers":
+        return parse_answer(turn.answer, config), None
+    cites = turn.native_citations
+    return parse_cited(turn.answer, [(c.start, c.end) for c in cites], [c.label for c in cites],
+                       [c.point for c in cites], config)
 
 
 def storable_label(label: str) -> str:
@@ -130,22 +137,39 @@ def storable_label(label: str) -> str:
     return f"{label[:150]}\u2026#{digest}"
 
 
-def _native_valid(turn: Turn, parsed: list[ParsedSentence]) -> list[set[str]]:
-    """Per sentence, the labels of valid native citations overlapping it (one sweep, not S x C)."""
-    valid = [c for c in turn.native_citations if c.valid]
-    hits = overlapping([(p.start, p.end) for p in parsed], [(c.start, c.end) for c in valid])
-    return [{valid[k].label for k in h} for h in hits]
+@dataclass(frozen=True, slots=True)
+class _NativeLabels:
+    """What a sentence's native citations say about each of its labels."""
+
+    valid: set[str]
+    problems: dict[str, str]  # label -> pointer problem kind (labels with no valid citation)
+    unverified: dict[str, str]  # label -> the fields the job could not check, comma-joined
+
+
+def _native_labels(turn: Turn, hits: list[list[int]]) -> list[_NativeLabels]:
+    """Per sentence, its native citations' labels: valid ones, problems, unverified fields."""
+    cites = turn.native_citations
+    out = []
+    for h in hits:
+        valid = {cites[k].label for k in h if cites[k].valid}
+        problems = {cites[k].label: cites[k].problem or "malformed" for k in h
+                    if not cites[k].valid and cites[k].label not in valid}
+        unverified = {cites[k].label: ",".join(cites[k].unverified) for k in h
+                      if cites[k].valid and cites[k].unverified}
+        out.append(_NativeLabels(valid, problems, unverified))
+    return out
 
 
 def structure_turn(turn: Turn, config: Config, history: ConversationHistory | None = None) -> StructuredTurn:
     """Parse a turn and run every structural check on its sentences."""
     context_labels = {p.label for p in turn.context}
     sentences: list[Sentence] = []
-    parsed_sentences = parse_turn(turn, config)
-    native = turn.answer_format == "anthropic_blocks"
-    valid_by_sentence = _native_valid(turn, parsed_sentences) if native else []
+    parsed_sentences, hits = _parse(turn, config)
+    native = hits is not None
+    by_sentence = _native_labels(turn, hits) if hits is not None else []
     for i, parsed in enumerate(parsed_sentences):
-        resolvable = valid_by_sentence[i] if native else context_labels
+        notes = by_sentence[i] if native else None
+        resolvable = notes.valid if notes is not None else context_labels
         unknown = tuple(lab for lab in parsed.labels if lab not in resolvable or len(lab) > MAX_LABEL_CHARS)
         stale = tuple(
             lab for lab in unknown
@@ -166,6 +190,8 @@ def structure_turn(turn: Turn, config: Config, history: ConversationHistory | No
             check_worthy=worthy,
             non_claim_reason=reason,
             is_refusal=reason == "refusal",
+            pointer_problems=tuple((storable_label(k), v) for k, v in notes.problems.items()) if notes else (),
+            unverified=tuple((storable_label(k), v) for k, v in notes.unverified.items()) if notes else (),
         ))
     if history is not None:
         history.record(turn.conversation_id, turn.turn_index, context_labels)

@@ -1,33 +1,26 @@
 """Reading logged turns (SPEC §1): JSON shape → `Turn`, with a clear reason when a turn is bad.
 
 A bad turn never sinks a day: `turn_from_dict` raises `TurnError` with a reason, and callers
-record the turn as skipped. Provider-native answers (`anthropic_blocks`) are joined into answer
-text here, with their citation pointers checked against the logged request documents (§3.4).
+record the turn as skipped. Every answer format (markers and the provider-native ones) is read by
+`citecheck.core.formats.normalise`, which checks each native citation pointer (§3.4).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from citecheck.core.model import CitationSpan, Passage, PointerProblem, Turn
+from citecheck.core.formats import ANSWER_FORMATS, normalise
+from citecheck.core.formats.common import MAX_ID_CHARS, MAX_LABEL_CHARS, TurnError, clean_text
+from citecheck.core.model import Turn
 
-ANSWER_FORMATS = ("markers", "anthropic_blocks")
-MAX_ID_CHARS = 200  # turn ids, conversation ids and labels: the width of the warehouse's id columns
-MAX_LABEL_CHARS = MAX_ID_CHARS
 MAX_ATTRIBUTE_KEY_CHARS = 190  # a slice is named "attribute:<key>" in a 200-character column
 MAX_ATTRIBUTE_VALUE_CHARS = 400  # the width of daily_metrics.slice_value
 DEFAULT_MAX_ANSWER_CHARS = 1_000_000  # Config.max_answer_chars; ~250k tokens
 INT32 = 2 ** 31
-_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")  # NUL and lone surrogates: no database stores them
-
-
-class TurnError(ValueError):
-    """A turn that cannot be scored; the message is the reason recorded with the skip."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,15 +33,6 @@ class Skipped:
 
     def as_dict(self) -> dict[str, Any]:
         return {"line": self.line, "turn_id": self.turn_id, "reason": self.reason}
-
-
-def clean_text(text: str) -> str:
-    """`text` with NUL characters and lone UTF-16 surrogates replaced by U+FFFD.
-
-    JSON can spell both (`\\u0000`, `\\ud800`); neither can be written as UTF-8 or stored in a
-    PostgreSQL text column. One character for one keeps every offset (native citations) valid.
-    """
-    return _UNSTORABLE.sub("\ufffd", text) if _UNSTORABLE.search(text) else text
 
 
 def parse_timestamp(value: Any, key: str = "answered_at") -> dt.datetime | None:
@@ -91,39 +75,6 @@ def _optional_str(data: Mapping[str, Any], key: str, default: str = "") -> str:
     if not isinstance(value, str):
         raise TurnError(f"{key} is not a string ({type(value).__name__})")
     return clean_text(value)
-
-
-def _passages(context: Any) -> tuple[Passage, ...]:
-    if not isinstance(context, list):
-        kind = "missing" if context is None else f"not a list ({type(context).__name__})"
-        raise TurnError(f"context is {kind}")
-    passages: list[Passage] = []
-    seen: dict[str, str] = {}
-    for i, item in enumerate(context):
-        if not isinstance(item, Mapping):
-            raise TurnError(f"context[{i}] is not an object")
-        label = item.get("label")
-        text = item.get("text")
-        if not isinstance(label, str) or not label.strip():
-            raise TurnError(f"context[{i}].label is missing or not a non-empty string")
-        if len(label) > MAX_LABEL_CHARS:
-            raise TurnError(f"context[{i}].label is longer than {MAX_LABEL_CHARS} characters")
-        if not isinstance(text, str):
-            raise TurnError(f"context[{i}].text is missing or not a string")
-        label, text = clean_text(label), clean_text(text)
-        if label in seen:
-            if seen[label] != text:
-                raise TurnError(f"context label {label!r} appears twice with different texts")
-            continue
-        seen[label] = text
-        passages.append(Passage(
-            label=label,
-            text=text,
-            source=_as_text(item.get("source") or ""),
-            document_id=None if item.get("document_id") is None else _as_text(item["document_id"]),
-            version=None if item.get("version") is None else _as_text(item["version"]),
-        ))
-    return tuple(passages)
 
 
 def _as_text(value: Any) -> str:
@@ -172,79 +123,6 @@ def conversation_id(value: Any) -> str | None:
     return clean_text(text)
 
 
-def native_answer(blocks: Any, documents: Any) -> tuple[str, tuple[Passage, ...], tuple[CitationSpan, ...],
-                                                        tuple[PointerProblem, ...]]:
-    """Join Anthropic content blocks into answer text and check every citation pointer.
-
-    `documents` are every document block of the request in order across all messages; a
-    citation's `document_index` counts them. Valid pointers become spans labelled `D<index>`;
-    a mismatch (no such index, wrong title, `record[start:end]` not equal to `cited_text`) is a
-    pointer problem, still labelled `D<index>` on its sentence but counted like an unknown label.
-    """
-    if not isinstance(blocks, list):
-        raise TurnError("answer_blocks is missing or not a list")
-    if not isinstance(documents, list):
-        raise TurnError("request_documents is missing or not a list")
-    context: list[Passage] = []
-    for i, doc in enumerate(documents):
-        if not isinstance(doc, Mapping) or not isinstance(doc.get("text"), str):
-            raise TurnError(f"request_documents[{i}] needs a text string")
-        title = doc.get("title")
-        context.append(Passage(label=f"D{i}", text=clean_text(doc["text"]),
-                               source=clean_text(title) if isinstance(title, str) else ""))
-    pieces: list[str] = []
-    spans: list[CitationSpan] = []
-    problems: list[PointerProblem] = []
-    length = 0
-    for b, block in enumerate(blocks):
-        if not isinstance(block, Mapping):
-            raise TurnError(f"answer_blocks[{b}] is not an object")
-        if block.get("type", "text") != "text":
-            continue
-        text = block.get("text")
-        if not isinstance(text, str):
-            raise TurnError(f"answer_blocks[{b}].text is not a string")
-        start, length = length, length + len(text)
-        pieces.append(clean_text(text))
-        citations = block.get("citations") or []
-        if not isinstance(citations, list):
-            raise TurnError(f"answer_blocks[{b}].citations is not a list")
-        for citation in citations:
-            label, problem = _check_pointer(citation, context)
-            if problem is not None:
-                problems.append(problem)
-            if label is not None:
-                spans.append(CitationSpan(start, length, label, problem is None))
-    return "".join(pieces), tuple(context), tuple(spans), tuple(problems)
-
-
-def _check_pointer(citation: Any, context: list[Passage]) -> tuple[str | None, PointerProblem | None]:
-    if not isinstance(citation, Mapping):
-        return None, PointerProblem(-1, "citation is not an object")
-    index = citation.get("document_index")
-    if isinstance(index, bool) or not isinstance(index, int):
-        return None, PointerProblem(-1, "document_index is missing or not an integer")
-    label = f"D{index}"
-    cited_title = citation.get("document_title")
-    cited_title = clean_text(cited_title) if isinstance(cited_title, str) else cited_title
-    if not 0 <= index < len(context):
-        return label, PointerProblem(index, "document_index out of range", cited_title)
-    record = context[index]
-    if cited_title is not None and cited_title != record.source:
-        return label, PointerProblem(index, "title does not match the request document", cited_title, record.source)
-    start, end = citation.get("start_char_index"), citation.get("end_char_index")
-    cited_text = citation.get("cited_text")
-    if citation.get("type", "char_location") == "char_location":
-        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end)):
-            return label, PointerProblem(index, "char offsets missing", cited_title, record.source)
-        if not 0 <= start <= end <= len(record.text):
-            return label, PointerProblem(index, "char offsets out of range", cited_title, record.source)
-        if not isinstance(cited_text, str) or record.text[start:end].strip() != clean_text(cited_text).strip():
-            return label, PointerProblem(index, "cited_text does not match the record span", cited_title,
-                                         record.source)
-    return label, None
-
-
 def turn_from_dict(data: Any, max_answer_chars: int = DEFAULT_MAX_ANSWER_CHARS) -> Turn:
     """Validate one turn in the SPEC §1 JSON shape. An answer over `max_answer_chars` (0 = no
     limit; `[segmentation] max_answer_chars`) is refused: parsing is linear, but a 10 MB answer is
@@ -255,15 +133,8 @@ def turn_from_dict(data: Any, max_answer_chars: int = DEFAULT_MAX_ANSWER_CHARS) 
     answer_format = _optional_str(data, "answer_format", "markers") or "markers"
     if answer_format not in ANSWER_FORMATS:
         raise TurnError(f"answer_format {answer_format!r} is not one of {ANSWER_FORMATS}")
-    spans: tuple[CitationSpan, ...] = ()
-    problems: tuple[PointerProblem, ...] = ()
-    if answer_format == "anthropic_blocks":
-        answer, context, spans, problems = native_answer(data.get("answer_blocks"), data.get("request_documents"))
-        if not answer.strip():
-            raise TurnError("answer_blocks hold no text")
-    else:
-        answer = _require_str(data, "answer")
-        context = _passages(data.get("context"))
+    normalised = normalise(data, answer_format)
+    answer = normalised.answer
     if max_answer_chars and len(answer) > max_answer_chars:
         raise TurnError(f"answer is {len(answer):,} characters, over the limit of {max_answer_chars:,}"
                         " (segmentation.max_answer_chars)")
@@ -278,10 +149,10 @@ def turn_from_dict(data: Any, max_answer_chars: int = DEFAULT_MAX_ANSWER_CHARS) 
         question=_optional_str(data, "question"),
         answer=answer,
         answer_format=answer_format,
-        context=context,
+        context=normalised.context,
         attributes=_attributes(data.get("attributes")),
-        native_citations=spans,
-        pointer_problems=problems,
+        native_citations=normalised.citations,
+        pointer_problems=normalised.problems,
     )
 
 
@@ -340,3 +211,8 @@ def parse_line(raw: bytes | str, number: int | None = None, max_answer_chars: in
         return turn_from_dict(data, max_answer_chars)
     except TurnError as exc:
         return Skipped(number, clean_text(turn_id) if isinstance(turn_id, str) else None, str(exc))
+
+
+__all__ = ["ANSWER_FORMATS", "DEFAULT_MAX_ANSWER_CHARS", "MAX_ATTRIBUTE_KEY_CHARS", "MAX_ATTRIBUTE_VALUE_CHARS",
+           "MAX_ID_CHARS", "MAX_LABEL_CHARS", "Skipped", "TurnError", "clean_text", "conversation_id", "decode_line",
+           "parse_line", "parse_timestamp", "read_jsonl", "turn_from_dict", "turn_index", "turns_from_dicts"]

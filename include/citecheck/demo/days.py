@@ -21,6 +21,7 @@ from citecheck.demo.dialogue import REFUSAL_QUESTIONS
 from citecheck.demo.judgments import ExpectedSentence, expected_sentence, judgment_rows
 from citecheck.demo.knowledge import BY_DOMAIN, PASSAGES, KBPassage
 from citecheck.demo.native import native_turn
+from citecheck.demo.providers import provider_turn
 from citecheck.demo.readers import sample_events
 from citecheck.demo.traffic import BUNDLED_CHANGES, HOUR_WEIGHTS, StepChange, attributes, change_on
 
@@ -81,19 +82,22 @@ def _next_primary(rng: random.Random, previous: KBPassage) -> KBPassage:
 
 
 def conversation(rng: random.Random, conv_id: str, start: dt.datetime, length: int, *,
-                 native: bool = False, force_stale: bool = False, change: StepChange | None = None
-                 ) -> list[DayTurn]:
+                 native: bool = False, force_stale: bool = False, change: StepChange | None = None,
+                 provider: bool = False) -> list[DayTurn]:
     """The turns of one chat: a first question, then follow-ups a few minutes apart.
 
-    `native`: provider-native answers; `force_stale`: every follow-up cites a label of the previous
-    context set that names nothing now; `change`: the citation habits in force (None: the usual).
+    `native`: Anthropic-native answers; `provider`: the other native formats; `force_stale`: every
+    follow-up cites a label of the previous context set that names nothing now; `change`: the
+    citation habits in force (None: the usual).
     """
     conv = Conversation(conv_id, attributes(rng))
     moment = start
     primary = rng.choice(list(PASSAGES.values()))
     out: list[DayTurn] = []
     for index in range(1, length + 1):
-        if native:
+        if provider:
+            turn, sents = provider_turn(rng, conv, primary, primary.question, change)
+        elif native:
             turn, sents = native_turn(rng, conv, primary, primary.question)
         elif not force_stale and rng.random() < (0.04 if index == 1 else 0.02):
             domain, question = rng.choice(REFUSAL_QUESTIONS)
@@ -162,6 +166,17 @@ def day_turns(seed: int, day: dt.date, turns_per_day: int, change: StepChange | 
     return out[:turns_per_day]
 
 
+def provider_day_turns(seed: int, day: dt.date, count: int, change: StepChange | None = None) -> list[DayTurn]:
+    """`count` one-turn conversations starting on `day` in the other provider-native formats, from
+    their own random stream (the day's other turns do not depend on them)."""
+    rng = random.Random(f"citecheck-sample:{seed}:{day.isoformat()}:providers")
+    out: list[DayTurn] = []
+    for k in range(count):
+        out.extend(conversation(rng, f"prov-{day:%Y%m%d}-{k:04d}", start_time(rng, day), 1, provider=True,
+                                change=change))
+    return out
+
+
 def _malformed(seed: int, day: dt.date, count: int, change: StepChange | None) -> list[tuple[str, str, str]]:
     """(line, kind, time) for broken JSONL lines, each broken in one distinct way."""
     rng = random.Random(f"citecheck-sample:{seed}:{day.isoformat()}:malformed")
@@ -202,11 +217,14 @@ def _break(rng: random.Random, turn: dict[str, Any], kind: str) -> str:
 
 
 def generate(start: dt.date, days: int, turns_per_day: int = 300, seed: int = 0,
-             changes: Sequence[StepChange] | None = None) -> Sample:
+             changes: Sequence[StepChange] | None = None, provider_turns: int = 0) -> Sample:
     """Turns answered on `days` days from `start` (UTC), broken lines (~1%) and their judgments.
 
     `changes`: dated step changes of the citation habits; None = the bundled ones
     (data/traffic.toml), `()` = none. Days before the first change do not depend on it.
+    `provider_turns`: turns a day in the OpenAI, Cohere, Gemini and Anthropic PDF/custom-content
+    formats, with their apps' pointer bugs (`citecheck.demo.providers`); 0 keeps the sample as it
+    was recorded (tests/test_regroup_unchanged.py), any number leaves the other turns unchanged.
     """
     if days < 1 or turns_per_day < 1:
         raise ValueError("days and turns_per_day must be at least 1")
@@ -216,7 +234,8 @@ def generate(start: dt.date, days: int, turns_per_day: int = 300, seed: int = 0,
     built: list[DayTurn] = []
     for offset in range(-1, days):
         day = start + dt.timedelta(days=offset)
-        for item in day_turns(seed, day, turns_per_day, change_on(day, changes)):
+        for item in day_turns(seed, day, turns_per_day, change_on(day, changes)) + (
+                provider_day_turns(seed, day, provider_turns, change_on(day, changes)) if provider_turns else []):
             if first <= item.moment < end:
                 built.append(item)
     built.sort(key=lambda t: (t.turn["answered_at"], t.turn["turn_id"]))

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 KINDS: tuple[str, ...] = (
     "supported", "padded", "miscited", "uncited", "unsupported", "joint", "unknown_label",
     "stale_label", "duplicate_marker", "pointer_problem", "offer", "question", "refusal",
-)
+)  # provider-format turns (citecheck.demo.providers) add "no_source_text"
 
 
 @dataclass(frozen=True)
@@ -37,9 +37,12 @@ class ExpectedSentence:
 
 
 def _resolved(sent: Sent, turn: dict[str, Any]) -> list[str]:
-    if turn["answer_format"] == "anthropic_blocks":
+    if turn["answer_format"] == "anthropic_blocks" and "answer_blocks" in turn and sent.citations \
+            and "document_index" in sent.citations[0]:
         docs = turn["request_documents"]
         return [f"D{c['document_index']}" for c in sent.citations if pointer_ok(c, docs)]
+    if turn["answer_format"] != "markers":  # citecheck.demo.providers: the generator's own truth
+        return [c["label"] for c in sent.citations if c["valid"]]
     known = {p["label"] for p in turn["context"]}
     return [lab for lab in dict.fromkeys(sent.labels) if lab in known]
 
@@ -50,6 +53,8 @@ def expected_sentence(sent: Sent, turn: dict[str, Any]) -> ExpectedSentence:
     joint = (sent.joint,) if sent.joint else ()
     if not sent.check_worthy:
         verdict = "not_check_worthy"
+    elif sent.kind == "no_source_text":  # every cited source was logged without its text
+        verdict = "unjudged"
     else:
         resolved = set(_resolved(sent, turn))
         cited = bool(resolved & set(sent.supported_by)) or bool(sent.joint and set(sent.joint) <= resolved)

@@ -53,14 +53,19 @@ class StepChange:
     check-worthy claim with a label that resolves is padded, with this probability, with passages
     that do not support it until it has three or more distinct labels. Neither changes what
     supports a sentence, so the recorded judgments and expected verdicts stay exact.
+    `provider_bug_rate`: the share of provider-format turns (`citecheck.demo.providers`, opt-in)
+    logged with their app's pointer bug (None: the usual `providers.BUG_RATE`).
     """
 
     start: dt.date
     extra_unknown_label_rate: float = 0.0
     three_marker_share: float = 0.0
+    provider_bug_rate: float | None = None
 
     def __post_init__(self) -> None:
-        for name in ("extra_unknown_label_rate", "three_marker_share"):
+        for name in ("extra_unknown_label_rate", "three_marker_share", "provider_bug_rate"):
+            if name == "provider_bug_rate" and self.provider_bug_rate is None:
+                continue
             value = getattr(self, name)
             if not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
                 raise ValueError(f"sample change from {self.start}: {name} must be a number in [0, 1], got {value!r}")
@@ -68,7 +73,7 @@ class StepChange:
     @classmethod
     def from_mapping(cls, entry: Mapping[str, Any]) -> StepChange:
         """A change from a data-file entry: `from` (a date or YYYY-MM-DD) and the rates above."""
-        known = {"from", "extra_unknown_label_rate", "three_marker_share"}
+        known = {"from", "extra_unknown_label_rate", "three_marker_share", "provider_bug_rate"}
         unknown = sorted(set(entry) - known)
         if unknown or "from" not in entry:
             raise ValueError(f"sample change {dict(entry)!r}: needs 'from', may have {sorted(known - {'from'})}"

@@ -55,8 +55,8 @@ from citecheck.stats.step_tests import level_shift_p, sampling_p
 DEFAULT_METRICS = (
     "unknown_label_rate", "unknown_labels_per_1000_answers", "rewrite_or_block_per_1000_answers", "attachment_rate",
     "multi_citation_share", "marker_after_stop_share", "unjudged_rate", "citation_recall", "citation_precision",
-    "first_stage_false_pass_rate", "refusal_rate", "citation_open_rate", "source_reports_per_1000_answers",
-    "reported_citation_unsupported_share",
+    "first_stage_false_pass_rate", "refusal_rate", "pointer_problem_rate", "citation_open_rate",
+    "source_reports_per_1000_answers", "reported_citation_unsupported_share",
 )
 
 
@@ -92,6 +92,7 @@ DEFAULT_THRESHOLDS: dict[str, Threshold] = {
     "citation_precision": Threshold(abs=0.05),
     "first_stage_false_pass_rate": Threshold(abs=0.1),
     "refusal_rate": Threshold(abs=0.03, rel=0.5),
+    "pointer_problem_rate": Threshold(abs=0.01, rel=0.5),  # a provider app's logging or format change
     "citation_open_rate": Threshold(abs=0.01, rel=0.3),
     "source_reports_per_1000_answers": Threshold(abs=5.0, rel=0.5),
     "reported_citation_unsupported_share": Threshold(abs=0.15),

@@ -147,7 +147,7 @@ def escalate(run: DayRun) -> dict[str, Any]:
         span = (batch[0][0].turn_id, batch[-1][0].turn_id)
         first = staging.staged_judgments(run.engine, run.run_id, staging.FIRST, span)
         for item in (i for st, _ in batch for i in pipeline.judge_items(st)):
-            if item.key in first:
+            if item.key in first and not pipeline.without_source_text(item):
                 items.append(item)
                 firsts.append(first[item.key])
     finals = cascade.escalate(items, firsts) if items else []

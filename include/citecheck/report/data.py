@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from citecheck.core.alert_groups import alert_groups
+from citecheck.core import alert_groups as groups
 from citecheck.core.metrics import METRICS, READER_METRICS, REPORT_TILE_METRICS
 from citecheck.core.text import find_span
 from citecheck.judges.llm.verify import verified_quotes
@@ -23,6 +23,8 @@ SLICE_METRICS = ("citation_recall", "citation_precision", "attachment_rate", "un
                  "unsupported_rate")
 AGREEMENT_METRICS = ("first_stage_agreement", "first_stage_false_pass_rate", "first_stage_false_fail_rate")
 FLAGGED_VERDICTS = ("contradicted", "unsupported", "miscited")
+POINTER_PROBLEM_PREFIX = "pointer_problem_rate_"
+NATIVE_METRICS = ("pointer_problem_rate", "no_source_text_rate", "cited_char_share", "unverified_citation_share")
 MICRO = ("micro",)  # the report charts micro rows (pooled sentences)
 
 
@@ -64,11 +66,27 @@ class ReportData:
     suggestions: list[dict[str, Any]] = field(default_factory=list)
     judge_quality: dict[str, Any] | None = None
     interval_columns: tuple[str, ...] = ()
+    native: list[dict[str, Any]] = field(default_factory=list)  # native-citation metrics with a count
+    pointer_problems: list[dict[str, Any]] = field(default_factory=list)  # by kind, most frequent first
 
     @property
     def alert_groups(self) -> list[dict[str, Any]]:
-        """The day's alerts in groups, overall leads first (`features.monitor.alert_groups`)."""
-        return alert_groups(self.alerts)
+        """The day's alerts in groups, overall leads first (`core.alert_groups.alert_groups`)."""
+        return groups.alert_groups(self.alerts)
+
+
+def native_rows(today: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The day's overall micro rows of the native-citation metrics that have a denominator, and
+    its pointer problems by kind (`pointer_problem_rate_<kind>` with a non-zero count)."""
+    micro = {r["metric"]: r for r in today if r["averaging"] == "micro"}
+    kinds = [dict(r, kind=m[len(POINTER_PROBLEM_PREFIX):]) for m, r in micro.items()
+             if m.startswith(POINTER_PROBLEM_PREFIX) and r["numerator"]]
+    native_traffic = any((micro.get(m) or {}).get(key) for m, key in (
+        ("cited_char_share", "denominator"), ("no_source_text_rate", "numerator")))
+    if not (kinds or native_traffic):  # a markers-only day: nothing to show
+        return [], []
+    native = [dict(micro[m]) for m in NATIVE_METRICS if m in micro and micro[m]["denominator"]]
+    return native, sorted(kinds, key=lambda r: (-r["numerator"], r["kind"]))
 
 
 def gather(engine: Engine, day: dt.date, trend_days: int = 28, *, flagged_limit: int = 30) -> ReportData:
@@ -80,6 +98,7 @@ def gather(engine: Engine, day: dt.date, trend_days: int = 28, *, flagged_limit:
     if not today:
         raise ReportError(f"no published metrics for {day.isoformat()}: run the job for that day first")
     by_metric = {r["metric"]: r for r in today}
+    native, pointer_problems = native_rows(today)
     flagged = published.flagged_sentences(engine, day, FLAGGED_VERDICTS, flagged_limit)
     passages = source.passages_by_label(engine, (r["turn_id"] for r in flagged))
     return ReportData(
@@ -98,6 +117,8 @@ def gather(engine: Engine, day: dt.date, trend_days: int = 28, *, flagged_limit:
         suggestions=published.day_suggestions(engine, day),
         judge_quality=published.judge_quality_for(engine, day),
         interval_columns=T.METRIC_INTERVAL_COLUMNS,
+        native=native,
+        pointer_problems=pointer_problems,
     )
 
 

@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from citecheck.core.formats import NATIVE_FIELDS
 from citecheck.core.reader_events import ReaderEvent
 from citecheck.core.turns import (
     MAX_ID_CHARS,
@@ -114,8 +115,7 @@ def source_rows(turn: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str,
         "question": _text_column(turn, "question"),
         "answer": _text_column(turn, "answer"),
         "answer_format": answer_format,
-        "answer_blocks": turn.get("answer_blocks"),
-        "request_documents": turn.get("request_documents"),
+        **{key: turn.get(key) for key in NATIVE_FIELDS},
         "attributes": turn.get("attributes"),
         "loaded_at": dt.datetime.now(dt.UTC),
     }
@@ -249,8 +249,7 @@ def _turn_dict(row: Mapping[str, Any], passages: list[Mapping[str, Any]]) -> dic
         "question": row["question"],
         "answer": row["answer"],
         "answer_format": row["answer_format"] or "markers",
-        "answer_blocks": row["answer_blocks"],
-        "request_documents": row["request_documents"],
+        **{key: row.get(key) for key in NATIVE_FIELDS},  # a user's older view may lack the newer ones
         "attributes": row["attributes"],
         "context": [
             {k: p[k] for k in ("label", "source", "text", "document_id", "version")} for p in passages

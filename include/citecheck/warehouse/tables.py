@@ -73,8 +73,13 @@ source_turns = Table(
     Column("question", Text, nullable=True),
     Column("answer", Text, nullable=True),
     Column("answer_format", String(40), nullable=True),
-    Column("answer_blocks", JSON, nullable=True),
+    Column("answer_blocks", JSON, nullable=True, comment="anthropic_blocks: the response's content blocks"),
+    Column("response", JSON, nullable=True,
+           comment="openai_responses, openai_chat, cohere_v2, gemini: the provider's response as logged"),
     Column("request_documents", JSON, nullable=True),
+    Column("request_search_results", JSON, nullable=True,
+           comment="anthropic_blocks: every search_result block of the request, in order (R<index>)"),
+    Column("web_results", JSON, nullable=True, comment="the web search results the turn logged (W<k>)"),
     Column("attributes", JSON, nullable=True),
     Column("loaded_at", UTCDateTime, nullable=True),
     Index("ix_source_turns_answered_at", "answered_at"),
@@ -154,6 +159,10 @@ def _citation_columns() -> list[Column]:
         Column("alone", Boolean),
         Column("rest", Boolean),
         Column("credited", Boolean),
+        Column("pointer_problem", String(40), nullable=True,
+               comment="native citations: the pointer problem kind that makes the label unknown (docs/metrics.md)"),
+        Column("unverified", String(200), nullable=True,
+               comment="native citations: the fields the job could not verify, comma-joined (e.g. cited_text)"),
     ]
 
 

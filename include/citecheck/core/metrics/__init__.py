@@ -31,6 +31,7 @@ from citecheck.core.metrics.definitions import (
     METRIC_NAMES,
     METRICS,
     MULTI_CITATION_SLICE_MIN,
+    NO_SOURCE_TEXT,
     PADDING_MIN_CITATIONS,
     RATE_METRICS,
     READER_METRICS,
@@ -45,9 +46,9 @@ from citecheck.core.metrics.ratios import f1, f1_value, macro_values, ratios, va
 
 __all__ = [
     "COUNT_KEYS", "DERIVED", "HEADLINE_METRICS", "INTERVAL_MEAN_KEYS", "JUDGED_COUNT_KEYS", "JUDGED_MACRO_NAMES",
-    "JUDGED_METRICS", "METRICS", "METRIC_NAMES", "MULTI_CITATION_SLICE_MIN", "PADDING_MIN_CITATIONS", "RATE_METRICS",
-    "READER_METRICS", "RECALL_UPPER_BOUNDS", "REPORT_TILE_METRICS", "REWRITE_OR_BLOCK_VERDICTS",
-    "SCORED_HEADLINE_METRICS", "TURN_LEVEL_METRICS", "MetricAccumulator", "ScoredTurn", "cited_chars", "f1",
-    "f1_value", "full_counts", "interval_json", "invariant_violations", "length_bucket", "macro_values", "ratios",
-    "turn_counts", "values", "verdict_counts",
+    "JUDGED_METRICS", "METRICS", "METRIC_NAMES", "MULTI_CITATION_SLICE_MIN", "NO_SOURCE_TEXT",
+    "PADDING_MIN_CITATIONS", "RATE_METRICS", "READER_METRICS", "RECALL_UPPER_BOUNDS", "REPORT_TILE_METRICS",
+    "REWRITE_OR_BLOCK_VERDICTS", "SCORED_HEADLINE_METRICS", "TURN_LEVEL_METRICS", "MetricAccumulator", "ScoredTurn",
+    "cited_chars", "f1", "f1_value", "full_counts", "interval_json", "invariant_violations", "length_bucket",
+    "macro_values", "ratios", "turn_counts", "values", "verdict_counts",
 ]

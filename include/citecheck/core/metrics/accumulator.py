@@ -166,7 +166,7 @@ class MetricAccumulator:
         self._acc("answer_length", length_bucket(len(verdicts), self.config.length_buckets)).add(counts, macro, row)
         turn = scored.structured.turn
         # a sentence slice holding every sentence has the answer's own counts (no answer-level extras)
-        plain = not turn.pointer_problems and turn.answer_format != "anthropic_blocks"
+        plain = not turn.pointer_problems and turn.answer_format == "markers"
         for name, test in self._sentence_slices():
             flags = [test(v) for v in verdicts]
             for value, wanted in (("yes", True), ("no", False)):

@@ -13,7 +13,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from citecheck.core.metrics.definitions import COUNT_KEYS, PADDING_MIN_CITATIONS, REWRITE_OR_BLOCK_VERDICTS
+from citecheck.core.metrics.definitions import (
+    COUNT_KEYS,
+    NO_SOURCE_TEXT,
+    PADDING_MIN_CITATIONS,
+    REWRITE_OR_BLOCK_VERDICTS,
+)
 from citecheck.core.model import Sentence, StructuredTurn
 from citecheck.core.reader_events import ReaderEvent, reader_counts
 from citecheck.core.verdicts import SUPPORTED, UNJUDGED, SentenceVerdict
@@ -69,27 +74,36 @@ def sentence_counts(scored: ScoredTurn, verdicts: Sequence[SentenceVerdict], *, 
 
 
 def _count_answer(c: Counter[str], st: StructuredTurn) -> None:
-    """Pointer problems that belong to no sentence count as unknown citations (`unknown_label_rate`);
-    native citations' answer characters feed `cited_char_share`."""
+    """Pointer problems that belong to no sentence count as unknown citations (`unknown_label_rate`,
+    `pointer_problem_rate` and its kind's); native citations' answer characters feed `cited_char_share`."""
     problems = st.turn.pointer_problems
-    orphans = sum(1 for p in problems if p.document_index < 0)
-    c["citations"] += orphans
-    c["unknown_labels"] += orphans
+    orphans = [p for p in problems if not p.placed]
+    c["citations"] += len(orphans)
+    c["unknown_labels"] += len(orphans)
+    for p in orphans:
+        c["pointer_problem_citations"] += 1
+        c[f"pointer_problem_citations_{p.kind}"] += 1
     c["pointer_problems"] = len(problems)
-    if st.turn.answer_format == "anthropic_blocks":
+    if st.turn.answer_format != "markers":
         c["native_answer_chars"] = len(st.turn.answer)
         c["native_cited_chars"] = cited_chars(st.turn)
 
 
 def _count_citations(c: Counter[str], s: Sentence) -> None:
     """Every sentence's links and markers: `unknown_label_rate`, `stale_label_rate`,
-    `marker_after_stop_share`, `non_claim_citation_share` (with the caller's non-claim count)."""
+    `marker_after_stop_share`, `non_claim_citation_share` (with the caller's non-claim count), and
+    its native labels' pointer problems by kind and unverified fields."""
     c["citations"] += len(s.labels)
     c["unknown_labels"] += len(s.unknown_labels)
     c["stale_labels"] += len(s.stale_labels)
     c["markers"] += s.markers
     c["markers_after_stop"] += s.markers_after_stop
     c["sentences_with_repeated_labels"] += bool(s.duplicate_labels)
+    for _, kind in s.pointer_problems:
+        c["pointer_problem_citations"] += 1
+        c[f"pointer_problem_citations_{kind}"] += 1
+    if s.unverified:
+        c["unverified_citations"] += len(s.unverified)
 
 
 def _count_claim(c: Counter[str], s: Sentence) -> bool:
@@ -110,6 +124,8 @@ def _count_judged(c: Counter[str], v: SentenceVerdict, attached: bool) -> None:
     c["selected_sentences"] += 1
     if v.verdict == UNJUDGED:
         c["unjudged_sentences"] += 1
+        if v.judgment is not None and v.judgment.unjudged_reason == NO_SOURCE_TEXT:
+            c["no_source_text_sentences"] += 1
         return
     c["judged_sentences"] += 1
     c["judged_attached"] += attached
@@ -141,7 +157,7 @@ def _count_agreement(c: Counter[str], v: SentenceVerdict) -> None:
 
 
 def cited_chars(turn: Any) -> int:
-    """Answer characters inside at least one validly cited native span."""
+    """Answer characters inside at least one valid native citation's answer span (positions cover none)."""
     covered = 0
     last_end = 0
     for c in sorted((c for c in turn.native_citations if c.valid), key=lambda c: (c.start, c.end)):

@@ -7,6 +7,7 @@ taken); scale 1 metrics are rates in [0, 1], scale 1000 ones are counts per 1,00
 
 from __future__ import annotations
 
+from citecheck.core.formats import POINTER_PROBLEM_KINDS
 from citecheck.core.reader_events import READER_COUNT_KEYS
 from citecheck.core.verdicts import MISCITED, UNSUPPORTED
 
@@ -25,6 +26,12 @@ METRICS: dict[str, tuple[str, str, float]] = {
     "marker_after_stop_share": ("markers_after_stop", "markers", 1.0),
     "cited_char_share": ("native_cited_chars", "native_answer_chars", 1.0),
     "non_claim_citation_share": ("citations_on_non_claims", "citations", 1.0),
+    # native citations (SPEC §3.4): pointer problems (all kinds, then each kind; they also count in
+    # unknown_label_rate), citations with a field the job could not verify
+    "pointer_problem_rate": ("pointer_problem_citations", "citations", 1.0),
+    **{f"pointer_problem_rate_{kind}": (f"pointer_problem_citations_{kind}", "citations", 1.0)
+       for kind in POINTER_PROBLEM_KINDS},
+    "unverified_citation_share": ("unverified_citations", "citations", 1.0),
     # judged, the turns selected for judging, unjudged sentences excluded (SPEC §4-5)
     "citation_recall": ("supported", "judged_sentences", 1.0),
     "citation_precision": ("credited_citations", "judged_citations", 1.0),
@@ -37,6 +44,8 @@ METRICS: dict[str, tuple[str, str, float]] = {
     "partial_rate": ("partial", "judged_sentences", 1.0),
     "contradicted_rate": ("contradicted", "judged_sentences", 1.0),
     "unjudged_rate": ("unjudged_sentences", "selected_sentences", 1.0),
+    # of those, sentences whose cited sources were all logged without text (no judge could see them)
+    "no_source_text_rate": ("no_source_text_sentences", "selected_sentences", 1.0),
     # judge agreement on the LLM's random sample (SPEC §5): does the first stage agree with the LLM?
     "first_stage_agreement": ("first_stage_agree", "agreement_sample", 1.0),
     "first_stage_false_pass_rate": ("first_stage_false_pass", "agreement_sample_llm_unsupported", 1.0),
@@ -58,8 +67,12 @@ COUNT_KEYS = (
     "judged_citations", "credited_citations", "supported", "miscited", "uncited_supported", "unsupported",
     "partial", "contradicted", "faithful", "agreement_sample", "first_stage_agree",
     "agreement_sample_llm_supported", "agreement_sample_llm_unsupported", "first_stage_false_pass",
-    "first_stage_false_fail", "answers_rewrite_or_block", *READER_COUNT_KEYS,
+    "first_stage_false_fail", "answers_rewrite_or_block", "pointer_problem_citations",
+    *(f"pointer_problem_citations_{kind}" for kind in POINTER_PROBLEM_KINDS), "unverified_citations",
+    "no_source_text_sentences", *READER_COUNT_KEYS,
 )
+# The unjudged reason of a sentence whose cited sources were all logged without text (SPEC §3.4).
+NO_SOURCE_TEXT = "no_source_text"
 METRIC_NAMES = (*METRICS, *DERIVED)
 RATE_METRICS = tuple(m for m, (_, _, scale) in METRICS.items() if scale == 1.0) + DERIVED
 JUDGED_METRICS = frozenset(m for m, (_, den, _) in METRICS.items() if den.startswith(("judged", "selected"))
