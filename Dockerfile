@@ -1,6 +1,6 @@
 # The citecheck Airflow image: the official Airflow 3.3 image plus this project's requirements.
 #
-# The code itself (dags/, plugins/, include/, sql/) is not copied in: docker-compose.yml mounts it,
+# The code itself (dags/, plugins/, include/ with its SQL) is not copied in: docker-compose.yml mounts it,
 # so an edit needs no rebuild. Rebuild when requirements.txt changes: `docker compose build`.
 #
 # torch: requirements.txt pins torch==2.13.0. From PyPI, a Linux x86_64 torch wheel is the CUDA build

@@ -37,6 +37,10 @@ _AIRFLOW_WWW_USER_PASSWORD=$(rand_hex 12)
 # The citation warehouse (a second database on the same postgres service).
 CITECHECK_WAREHOUSE_PASSWORD=$(rand_hex 16)
 
+# The optional Superset (`--profile superset`): its session key and the admin's password.
+SUPERSET_SECRET_KEY=$(rand_hex 32)
+SUPERSET_ADMIN_PASSWORD=$(rand_hex 12)
+
 # The LLM judge's key; empty = no LLM escalation (the run records skipped_no_api_key).
 ANTHROPIC_API_KEY=
 ENV

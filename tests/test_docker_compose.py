@@ -44,8 +44,10 @@ AIRFLOW_SERVICES = {
 LONG_RUNNING = AIRFLOW_SERVICES - {"airflow-init"}
 WORKERS = {"airflow-worker", "airflow-worker-nli", "airflow-worker-nli-gpu"}
 NO_KEY_SERVICES = {"airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer"}
-CODE_MOUNTS = {"dags", "plugins", "include", "sql"}
-CODE_WITH_FILES = {"dags", "include", "sql"}  # plugins/ may be empty (Compose creates a missing mount source)
+CODE_MOUNTS = {"dags", "plugins", "include"}
+CODE_WITH_FILES = {"dags", "include"}  # plugins/ may be empty (Compose creates a missing mount source)
+BUILT_IMAGES = {"citecheck-airflow", "citecheck-superset"}
+SUPERSET_DIR = REPO / "superset"
 SECRET_NAME = re.compile(r"PASSWORD|SECRET|FERNET|API_KEY|TOKEN", re.IGNORECASE)
 REFERENCE = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>:?[-?])(?P<arg>[^}]*))?\}")
 
@@ -179,7 +181,7 @@ def test_every_image_is_pinned_to_a_version_tag(compose: dict[str, Any]) -> None
             f"{name}: image {service['image']!r} is not a version tag"
         )
         if "build" in service:
-            assert repo == "citecheck-airflow", f"{name}: built image should be named citecheck-airflow"
+            assert repo in BUILT_IMAGES, f"{name}: built image should be named one of {sorted(BUILT_IMAGES)}"
             assert tag.split("-")[0] == project_version(), (
                 f"{name}: local image tag should be the project version"
             )
@@ -678,3 +680,47 @@ def test_docker_compose_itself_accepts_the_file(generated_env: dict[str, str], t
         rendered["airflow-worker-nli-gpu"]["deploy"]["resources"]["reservations"]["devices"][0]["driver"]
         == "nvidia"
     )
+
+
+# --- the optional Superset profile ------------------------------------------------------------
+
+
+def test_superset_profile_is_optional_and_serves_the_generated_bundle(compose: dict[str, Any]) -> None:
+    bundle, superset = services(compose)["superset-bundle"], services(compose)["superset"]
+    assert bundle["profiles"] == ["superset"] and superset["profiles"] == ["superset"], (
+        "Superset must not start without `--profile superset`")
+    # The bundle is written by the citecheck CLI in the Airflow image, from the stack's warehouse URL.
+    assert bundle["image"].startswith("citecheck-airflow:")
+    script = " ".join(command_args(bundle))
+    assert "citecheck bi superset" in script and "--out /opt/airflow/data/superset-bundle" in script
+    assert "CITECHECK_WAREHOUSE_URL" in script and environment(bundle)["CITECHECK_WAREHOUSE_URL"]
+    assert superset["depends_on"]["superset-bundle"]["condition"] == "service_completed_successfully"
+    assert superset["depends_on"]["postgres"]["condition"] == "service_healthy"
+    # Superset reads that bundle from the shared volume and imports it on start.
+    mounts = dict(v.split(":")[:2][::-1] for v in superset["volumes"])
+    assert mounts["/bundle"] == "citecheck-data" and "citecheck-data:/bundle:ro" in superset["volumes"]
+    assert environment(superset)["CITECHECK_SUPERSET_BUNDLE"] == "/bundle/superset-bundle"
+    start = (SUPERSET_DIR / "start.sh").read_text(encoding="utf-8")
+    assert 'superset import-directory "${CITECHECK_SUPERSET_BUNDLE' in start
+    assert start.index("db upgrade") < start.index("fab create-admin") < start.index("import-directory") < start.index(
+        "gunicorn")
+    assert all(str(p).startswith("127.0.0.1:") for p in superset["ports"]), "published on this machine only"
+    assert superset["build"]["context"] == "./superset"
+    assert "superset-home" in compose["volumes"]
+
+
+def test_superset_image_installs_the_pinned_superset_requirements() -> None:
+    dockerfile = (SUPERSET_DIR / "Dockerfile").read_text(encoding="utf-8")
+    assert re.search(r"^FROM python:3\.11-slim", dockerfile, re.MULTILINE)
+    assert "pip install --no-cache-dir -r /app/requirements.txt" in dockerfile
+    pins = [line for line in (SUPERSET_DIR / "requirements.txt").read_text().splitlines()
+            if line and not line.startswith("#")]
+    assert all("==" in line for line in pins) and any(line.startswith("apache-superset==") for line in pins)
+    config = (SUPERSET_DIR / "superset_config.py").read_text(encoding="utf-8")
+    assert 'os.environ["SUPERSET_SECRET_KEY"]' in config
+
+
+def test_superset_secrets_come_from_make_env(compose: dict[str, Any], generated_env: dict[str, str]) -> None:
+    env = environment(services(compose)["superset"])
+    assert env["SUPERSET_SECRET_KEY"] == generated_env["SUPERSET_SECRET_KEY"] and len(env["SUPERSET_SECRET_KEY"]) >= 32
+    assert env["SUPERSET_ADMIN_PASSWORD"] == generated_env["SUPERSET_ADMIN_PASSWORD"]

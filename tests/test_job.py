@@ -134,8 +134,8 @@ def test_cli_three_day_backfill_and_metrics_json(tmp_path, monkeypatch, capsys):
 
 
 def test_checked_in_schema_matches_the_table_definitions():
-    assert (REPO / "sql" / "schema.sql").read_text() == T.ddl("postgresql")
+    assert (REPO / "include" / "citecheck" / "sql" / "schema.sql").read_text() == T.ddl("postgresql")
 
 
 def test_checked_in_views_match_the_headline_metric_list():
-    assert (REPO / "sql" / "views.sql").read_text() == T.wide_view_sql()
+    assert (REPO / "include" / "citecheck" / "sql" / "views.sql").read_text() == T.wide_view_sql()

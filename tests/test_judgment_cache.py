@@ -77,7 +77,7 @@ def test_generated_schema_holds_the_cache_and_creates_a_usable_table_on_postgres
     from citecheck.warehouse.tables import ddl
 
     schema = f"cache_ddl_{uuid.uuid4().hex[:12]}"
-    text = (REPO / "sql" / "schema.sql").read_text(encoding="utf-8")
+    text = (REPO / "include" / "citecheck" / "sql" / "schema.sql").read_text(encoding="utf-8")
     assert "CREATE TABLE IF NOT EXISTS judgment_cache" in text and text == ddl("postgresql")
     engine = sa.create_engine(pg_url, connect_args={"options": f"-csearch_path={schema}"})
     try:

@@ -175,7 +175,8 @@ def test_grant_bi_refuses_a_missing_role_unless_asked(pg_warehouse_url):
 
 
 def test_generated_grants_file_is_up_to_date():
-    assert (REPO / "sql" / "grants_bi_readonly.sql").read_text(encoding="utf-8") == W.grants_sql()
+    generated = REPO / "include" / "citecheck" / "sql" / "grants_bi_readonly.sql"
+    assert generated.read_text(encoding="utf-8") == W.grants_sql()
 
 
 def test_no_credential_is_committed():

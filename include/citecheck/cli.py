@@ -712,6 +712,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
     p.set_defaults(func=cmd_plan)
 
+    from citecheck.bi import add_bi_commands
+
+    add_bi_commands(sub)
+
     p = sub.add_parser("ddl", help="print the CREATE statements of every table (sql/schema.sql)")
     p.add_argument("--dialect", choices=["postgresql", "sqlite"], default="postgresql")
     p.add_argument("--views", action="store_true", help="print the dashboard views instead (sql/views.sql)")

@@ -19,7 +19,7 @@ from citecheck.warehouse import tables as T
 from citecheck.warehouse.naming import InvalidName, WarehouseNames, quoted, warehouse_names
 
 DEFAULT_WAREHOUSE_URL = "sqlite:///citecheck_warehouse.sqlite"
-SQL_DIR = Path(__file__).resolve().parents[3] / "sql"
+SQL_DIR = Path(__file__).resolve().parents[1] / "sql"  # package data: the wheel carries it
 
 
 def warehouse_url(url: str | None = None) -> str:
@@ -132,12 +132,12 @@ def add_missing_columns(engine: Engine) -> list[str]:
 
 
 def sql_statements(name: str) -> list[str]:
-    """The statements of a file in `sql/`, comments dropped."""
+    """The statements of a file in `citecheck/sql/`, comments dropped."""
     text = (SQL_DIR / name).read_text(encoding="utf-8")
     lines = [line for line in text.splitlines() if not line.strip().startswith("--")]
     return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
 
 
 def read_sql(name: str) -> str:
-    """A file of `sql/` as text."""
+    """A file of `citecheck/sql/` as text."""
     return (SQL_DIR / name).read_text(encoding="utf-8")

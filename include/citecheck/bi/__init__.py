@@ -1,0 +1,60 @@
+"""What BI tools read, generated from the project's own definitions (never hand-copied lists):
+
+- `dbt`: the dbt project's sources, staging models and MetricFlow semantic model and ratio
+  metrics (`dbt/`), from `warehouse.tables`, `metrics` and `docs/metrics.md`;
+- `superset`: a Superset import bundle (database, datasets over the BI views, charts, dashboard).
+
+`citecheck bi dbt|dbt-profile|superset` (`add_bi_commands` wires them into the CLI).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+
+def add_bi_commands(sub: Any) -> None:
+    """The `bi` subcommands of the CLI (`sub`: the CLI's `add_subparsers()` object)."""
+    p = sub.add_parser("bi", help="generate what BI tools read: the dbt project's models, a Superset bundle")
+    bi = p.add_subparsers(dest="bi_command", required=True)
+
+    d = bi.add_parser("dbt", help="(re)write the generated files of the dbt project (sources, staging, metrics)")
+    d.add_argument("--out", required=True, help="the dbt project folder (holds dbt_project.yml)")
+    d.add_argument("--metrics-doc", default="docs/metrics.md", help="where the table and metric descriptions come from")
+    d.set_defaults(func=_cmd_dbt)
+
+    d = bi.add_parser("dbt-profile", help="write a profiles.yml for a Postgres warehouse URL (password from env)")
+    d.add_argument("--warehouse-url", required=True)
+    d.add_argument("--out", required=True, help="folder for profiles.yml (use it as DBT_PROFILES_DIR)")
+    d.add_argument("--schema", default="citecheck_dbt", help="schema dbt builds its models in")
+    d.set_defaults(func=_cmd_dbt_profile)
+
+    s = bi.add_parser("superset", help="write a Superset import bundle (superset import-directory DIR)")
+    s.add_argument("--warehouse-url", required=True, help="the warehouse as Superset connects to it")
+    s.add_argument("--out", required=True, help="the bundle folder (metadata.yaml, databases/, datasets/, ...)")
+    s.add_argument("--schema", default=None, help="schema of the published tables (default: the URL's default)")
+    s.set_defaults(func=_cmd_superset)
+
+
+def _cmd_dbt(args: argparse.Namespace) -> int:
+    from citecheck.bi.dbt import write_dbt_files
+
+    for path in write_dbt_files(Path(args.out), Path(args.metrics_doc).read_text(encoding="utf-8")):
+        print(path)
+    return 0
+
+
+def _cmd_dbt_profile(args: argparse.Namespace) -> int:
+    from citecheck.bi.dbt import write_profile
+
+    print(write_profile(args.warehouse_url, Path(args.out), schema=args.schema))
+    return 0
+
+
+def _cmd_superset(args: argparse.Namespace) -> int:
+    from citecheck.bi.superset import write_bundle
+
+    for path in write_bundle(args.warehouse_url, Path(args.out), schema=args.schema):
+        print(path)
+    return 0

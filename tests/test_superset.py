@@ -1,0 +1,173 @@
+"""`citecheck bi superset` end to end: the generated bundle imports into a real Superset (its own venv,
+SQLite metadata DB, gunicorn on 127.0.0.1) over a Postgres warehouse that `citecheck backfill` filled;
+through Superset's REST API every chart returns rows and the recall trend equals the warehouse's; the
+dashboard opens in real Chromium with no console error (screenshot to test-artifacts/ and docs/)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from citecheck.bi import superset as B
+from helpers.backfilled import backfill_sample
+from helpers.superset_server import Superset, running_superset
+
+REPO = Path(__file__).resolve().parents[1]
+TELEMETRY_HOST = "apachesuperset.gateway.scarf.sh"
+EMPTY_GIF = bytes.fromhex("47494638396101000100800000000000ffffff21f90401000000002c00000000010001000002024401003b")
+
+
+class Api:
+    """Superset's REST API with a JWT from /api/v1/security/login."""
+
+    def __init__(self, server: Superset) -> None:
+        self.base = server.url
+        self.token = self.call("POST", "/api/v1/security/login", {"username": server.username,
+                                                                   "password": server.password,
+                                                                   "provider": "db", "refresh": True})["access_token"]
+
+    def call(self, method: str, path: str, body: Any = None, *, raw: bytes | None = None,
+             content_type: str = "application/json") -> Any:
+        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+        request = urllib.request.Request(self.base + path, data=data, method=method)
+        if data is not None:
+            request.add_header("Content-Type", content_type)
+        if getattr(self, "token", None):
+            request.add_header("Authorization", f"Bearer {self.token}")
+        try:
+            with urllib.request.urlopen(request, timeout=300) as response:
+                return json.loads(response.read() or b"{}")
+        except urllib.error.HTTPError as error:
+            pytest.fail(f"{method} {path}: HTTP {error.code}: {error.read()[:3000]!r}")
+
+    def import_zip(self, payload: bytes) -> Any:
+        boundary = uuid.uuid4().hex
+        parts = [f"--{boundary}\r\nContent-Disposition: form-data; name=\"formData\"; filename=\"bundle.zip\"\r\n"
+                 "Content-Type: application/zip\r\n\r\n".encode() + payload + b"\r\n",
+                 f"--{boundary}\r\nContent-Disposition: form-data; name=\"overwrite\"\r\n\r\ntrue\r\n".encode(),
+                 f"--{boundary}--\r\n".encode()]
+        return self.call("POST", "/api/v1/dashboard/import/", raw=b"".join(parts),
+                         content_type=f"multipart/form-data; boundary={boundary}")
+
+
+def test_the_bundle_is_built_from_the_metric_definitions() -> None:
+    from citecheck.core.metrics import HEADLINE_METRICS
+
+    files = B.bundle("postgresql+psycopg://bi@db.example.invalid/warehouse")
+    assert files["metadata.yaml"]["type"] == "Dashboard"
+    assert files["databases/citecheck_warehouse.yaml"]["sqlalchemy_uri"].startswith("postgresql+psycopg2://bi@")
+    wide = files["datasets/citecheck_warehouse/daily_metrics_wide.yaml"]
+    assert {c["column_name"] for c in wide["columns"]} >= set(HEADLINE_METRICS) | {"citation_recall_ci_low"}
+    charts = [v for k, v in files.items() if k.startswith("charts/")]
+    titles = {c["slice_name"] for c in charts}
+    assert {f"{m} with its 95% interval" for m in B.interval_metrics()} <= titles
+    assert "citation_recall with its 95% interval" in titles and "citation_recall by slice" in titles
+    positioned = {v["meta"]["uuid"] for k, v in files["dashboards/citecheck.yaml"]["position"].items()
+                  if k.startswith("CHART-")}
+    assert positioned == {c["uuid"] for c in charts}
+    assert all(json.loads(c["query_context"])["queries"] for c in charts)
+
+
+def test_the_cli_writes_the_bundle_folders(tmp_path: Path) -> None:
+    out = tmp_path / "bundle"
+    done = subprocess.run([sys.executable, "-m", "citecheck", "bi", "superset", "--warehouse-url",
+                           "postgresql://bi@127.0.0.1/warehouse", "--out", str(out)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert {p.name for p in out.iterdir()} == {"metadata.yaml", "databases", "datasets", "charts", "dashboards"}
+
+
+@pytest.mark.slow
+def test_superset_imports_the_dashboard_and_serves_the_warehouse(pg_warehouse_url: str, tmp_path: Path) -> None:
+    backfill_sample(pg_warehouse_url, tmp_path / "job", "2026-11-15", 17, turns_per_day=150)
+    bundle_dir = tmp_path / "bundle"
+    B.write_bundle(pg_warehouse_url, bundle_dir, schema="public")
+    with running_superset(tmp_path / "superset") as server:
+        api = Api(server)
+        api.import_zip(B.zip_bundle(bundle_dir))
+        charts = api.call("GET", "/api/v1/chart/?q=(page_size:100)")["result"]
+        expected = [c for k, c in B.bundle(pg_warehouse_url).items() if k.startswith("charts/")]
+        assert {c["slice_name"] for c in charts} == {c["slice_name"] for c in expected}
+        rows: dict[str, list[dict[str, Any]]] = {}
+        for chart in charts:
+            data = api.call("GET", f"/api/v1/chart/{chart['id']}/data/")
+            rows[chart["slice_name"]] = data["result"][0]["data"]
+            assert rows[chart["slice_name"]], f"chart {chart['slice_name']!r} returned no rows"
+
+        engine = sa.create_engine(pg_warehouse_url)
+        with engine.connect() as conn:
+            warehouse = {str(r.day): r.citation_recall for r in conn.execute(
+                sa.text("SELECT day, citation_recall FROM daily_metrics_wide"))}
+            overall = conn.execute(sa.text(
+                "SELECT SUM(numerator) / SUM(denominator) FROM daily_metrics WHERE metric = 'citation_recall' "
+                "AND averaging = 'micro' AND slice_name = 'all'")).scalar_one()
+        engine.dispose()
+        trend = rows["citation_recall with its 95% interval"]
+        assert len(trend) == len(warehouse) == 17
+        for row in trend:
+            day = _iso_day(row["day"])
+            assert row["citation_recall"] == pytest.approx(warehouse[day])
+            assert row["citation_recall_ci_low"] <= row["citation_recall"] <= row["citation_recall_ci_high"]
+        by_slice = {(r["slice_name"], r["slice_value"]): r["ratio_of_sums"] for r in rows["citation_recall by slice"]}
+        assert by_slice[("all", "all")] == pytest.approx(overall)
+
+        # The compose profile's path: Superset's own `import-directory` takes the same folder (again,
+        # with overwrite: the UUIDs come from names, so nothing is duplicated).
+        again = server.cli("import-directory", str(bundle_dir), "--overwrite")
+        assert "error occurred" not in (again.stdout + again.stderr).lower(), again.stderr[-3000:]
+        assert len(api.call("GET", "/api/v1/chart/?q=(page_size:100)")["result"]) == len(charts)
+        dashboard = api.call("GET", f"/api/v1/dashboard/{B.DASHBOARD_SLUG}")["result"]
+        _open_in_chromium(server, dashboard["url"], len(charts))
+
+
+def _iso_day(value: Any) -> str:
+    import datetime as dt
+
+    if isinstance(value, (int, float)):  # epoch milliseconds
+        return dt.datetime.fromtimestamp(value / 1000, dt.UTC).date().isoformat()
+    return str(value)[:10]
+
+
+def _open_in_chromium(server: Superset, path: str, chart_count: int) -> None:
+    from playwright.sync_api import sync_playwright
+
+    from helpers.browser import PageCheck, artifacts_dir, launch, watch
+
+    check = PageCheck(server.url + path)
+    shot = artifacts_dir() / "superset_dashboard.png"
+    with sync_playwright() as p:
+        browser = launch(p)
+        context = browser.new_context(viewport={"width": 1600, "height": 1200})
+        page = context.new_page()
+        watch(context, page, check)
+        # Superset 6.1's navbar always embeds a telemetry pixel (an <img> on scarf.sh): answered here
+        # with a local empty GIF, so nothing leaves the machine and no load error is logged for it.
+        pixel: list[str] = []
+        context.route(f"https://{TELEMETRY_HOST}/**",
+                      lambda route: (pixel.append(route.request.url), route.fulfill(
+                          status=200, content_type="image/gif", body=EMPTY_GIF)))
+        page.goto(f"{server.url}/login/", wait_until="networkidle", timeout=180_000)
+        page.fill("#username", server.username)
+        page.fill("#password", server.password)
+        page.keyboard.press("Enter")
+        page.wait_for_url(lambda url: "/login" not in url, timeout=180_000)
+        page.goto(check.url, wait_until="networkidle", timeout=300_000)
+        page.wait_for_function(
+            "n => document.querySelectorAll('.dashboard-component-chart-holder canvas, "
+            ".dashboard-component-chart-holder table').length >= n", arg=chart_count, timeout=300_000)
+        page.wait_for_load_state("networkidle", timeout=300_000)
+        page.screenshot(path=str(shot), full_page=True)
+        context.close()
+        browser.close()
+    shutil.copy(shot, REPO / "docs" / "superset_dashboard.png")
+    assert check.console_errors == [], f"console errors: {check.console_errors} (outside: {check.outside_requests})"
+    assert check.outside_requests == [], f"the dashboard asked for hosts other than 127.0.0.1: {check.outside_requests}"
