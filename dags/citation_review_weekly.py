@@ -24,24 +24,6 @@ from pathlib import Path
 
 from airflow.sdk import CronDataIntervalTimetable, Param, dag, task
 
-WAREHOUSE_CONN_ID = os.environ.get("CITECHECK_WAREHOUSE_CONN_ID", "citecheck_warehouse")
-
-
-def _engine():
-    """The warehouse: the Airflow connection if defined, else CITECHECK_WAREHOUSE_URL."""
-    from airflow.sdk import BaseHook
-    from airflow.sdk.exceptions import AirflowNotFoundException
-
-    from citecheck.warehouse import engine_for, init_warehouse
-
-    try:
-        url = BaseHook.get_connection(WAREHOUSE_CONN_ID).get_uri()
-    except AirflowNotFoundException:
-        url = None
-    engine = engine_for(None, url)
-    init_warehouse(engine)
-    return engine
-
 
 def _week() -> tuple[dt.date, dt.date, dict]:
     """(first day, last day, params) of the running DAG run's week."""
@@ -72,10 +54,11 @@ def _week() -> tuple[dt.date, dt.date, dict]:
 def citation_review_weekly():
     @task
     def export_sample() -> dict:
+        from citecheck.job.airflow import task_warehouse
         from citecheck.review import report
 
         first, last, params = _week()
-        engine = _engine()
+        engine = task_warehouse()
         existing = report.exported_items(engine, first, last)
         if existing:
             return {"status": "already_exported", "items": existing}
@@ -87,10 +70,11 @@ def citation_review_weekly():
 
     @task
     def publish_quality(exported: dict) -> dict:
+        from citecheck.job.airflow import task_warehouse
         from citecheck.review import report
 
         first, last, params = _week()
-        engine = _engine()
+        engine = task_warehouse()
         if not exported.get("items"):
             return {"status": "nothing_to_review"}
         if not report.labelled_count(engine, first, last):

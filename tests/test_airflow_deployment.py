@@ -14,7 +14,11 @@ scheduler, dag-processor, api-server and triggerer, one Celery worker on `defaul
    (Before unpausing, the same command is refused: a paused DAG's backfill runs would stay queued.)
 4. Two manual runs of D2 triggered together: one run per day at a time, the second one's
    `extract` fails on the day's lock, retries, and runs after the first has finished.
-5. A backfill is created and `down` follows at once: `down` cancels it (it would block every later
+5. A batch of reader events of D2 arrives late (`citecheck load-events`): D2 is stale. Unpausing
+   `citation_metrics_restate` makes its scheduled run find D2 and trigger `citation_metrics_daily`
+   with `conf={"day": D2}`; that run republishes D2 with the late events, as a CLI `backfill` of the
+   reference warehouse after the same late load does.
+6. A backfill is created and `down` follows at once: `down` cancels it (it would block every later
    `backfill create` of the DAG with AlreadyRunningBackfill).
 
 Then: each day's published rows equal the CLI's (D1 by the manual run and by the backfill, D3 by
@@ -53,6 +57,7 @@ from helpers.published import published_rows
 REPO = Path(__file__).resolve().parents[1]
 DEV = REPO / "bin" / "airflow-dev"
 DAG_ID = "citation_metrics_daily"
+RESTATE_DAG_ID = "citation_metrics_restate"
 TURNS_PER_DAY = 40
 PHASE_TIMEOUT_S = 360
 
@@ -222,6 +227,7 @@ def _run_scenario(s: Stack) -> None:
     s.observed["backfill_runs"] = [r for r in runs if r["run_type"] == "backfill"]
     s.observed["phase2"] = {day.isoformat(): _published(s.wh_url, day.isoformat()) for day in s.days}
     s.observed["reference"] = {day.isoformat(): _published(s.urls["ref"], day.isoformat()) for day in s.days}
+    s.observed["phase2_run_ids"] = {day.isoformat(): _published_run_ids(s.wh_url, day.isoformat()) for day in s.days}
     s.timings["three-day backfill"] = time.monotonic() - started
 
     started = time.monotonic()
@@ -242,6 +248,9 @@ def _run_scenario(s: Stack) -> None:
             "SELECT run_id, task_id, map_index, state, try_number, queue FROM task_instance WHERE dag_id = :d"),
             {"d": DAG_ID}).mappings()]
     s.observed["state"] = _state_or_none(s.home)
+    started = time.monotonic()
+    _restate_after_late_events(s)
+    s.timings["restate after a late event batch"] = time.monotonic() - started
     s.dev("airflow", "backfill", "create", "--dag-id", DAG_ID, "--from-date", d1, "--to-date", d3,
           "--reprocess-behavior", "completed")
     started = time.monotonic()
@@ -263,6 +272,57 @@ def _ledger(url: str, day: str, prefixes: tuple[str, ...]) -> list[dict[str, Any
     finally:
         engine.dispose()
     return [r for r in rows if r["run_id"].startswith(prefixes)]
+
+
+def _late_events(url: str, day: str) -> list[dict[str, Any]]:
+    """Reader events for judged sentences of `day`: shown, some opened, a few reported."""
+    engine = sa.create_engine(url)
+    with engine.connect() as conn:
+        rows = conn.execute(sa.text(
+            "SELECT turn_id, sentence_index, labels FROM sentence_verdicts WHERE day = :d AND check_worthy "
+            "ORDER BY turn_id, sentence_index"), {"d": dt.date.fromisoformat(day)}).all()
+    engine.dispose()
+    events = []
+    cited = [(t, i, json.loads(labels) if isinstance(labels, str) else labels) for t, i, labels in rows]
+    for k, (turn_id, index, labels) in enumerate([c for c in cited if c[2]][:12]):
+        kinds = ["citation_shown"] + (["citation_opened"] if k % 2 == 0 else []) + (
+            ["source_reported"] if k % 4 == 0 else [])
+        events += [{"event_id": f"late-{turn_id}-{index}-{kind}", "turn_id": turn_id, "event": kind,
+                    "label": labels[0], "sentence_index": index, "occurred_at": f"{day}T23:30:00Z"} for kind in kinds]
+    return events
+
+
+def _restate_after_late_events(s: Stack) -> None:
+    d1, d2, d3 = (d.isoformat() for d in s.days)
+    events = _late_events(s.wh_url, d2)
+    path = s.base / "late_events.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    before = {url: _published(url, d2) for url in (s.wh_url, s.urls["ref"])}
+    for url in (s.wh_url, s.urls["ref"]):
+        s.citecheck(url, "load-events", "--file", str(path))
+    stale = json.loads(s.citecheck(s.wh_url, "stale", "--from", d1, "--to", d3, "--json"))
+    s.citecheck(s.urls["ref"], "backfill", "--from", d2, "--to", d2)  # the reference restates by the CLI
+    meta = s.meta()
+    s.dev("airflow", "dags", "unpause", RESTATE_DAG_ID)
+
+    def restated() -> bool:
+        runs = _runs(meta, RESTATE_DAG_ID)
+        triggered = [r for r in _runs(meta) if r["run_id"].startswith("restate_")]
+        if any(r["state"] == "failed" for r in runs + triggered):
+            pytest.fail(f"a restate run failed: {runs + triggered}")
+        return bool(runs) and all(r["state"] == "success" for r in runs) and bool(triggered) and all(
+            r["state"] == "success" for r in triggered)
+
+    _wait(restated, PHASE_TIMEOUT_S, "the restate DAG and the run it triggered", meta)
+    s.observed["restate"] = {
+        "late_events": len(events), "stale_before": stale, "published_before": before[s.wh_url],
+        "restate_runs": _runs(meta, RESTATE_DAG_ID), "triggered": [r for r in _runs(meta)
+                                                                   if r["run_id"].startswith("restate_")],
+        "stale_after": json.loads(s.citecheck(s.wh_url, "stale", "--from", d1, "--to", d3, "--json")),
+        "published": _published(s.wh_url, d2), "reference": _published(s.urls["ref"], d2),
+        "run_ids": _published_run_ids(s.wh_url, d2),
+        "others": {day: _published_run_ids(s.wh_url, day) for day in (d1, d3)},
+    }
 
 
 def _kill_the_nli_worker_mid_shard(s: Stack, run_id: str) -> None:
@@ -316,11 +376,11 @@ def _ti_states(meta: sa.Engine, run_id: str, task_id: str) -> list[str | None]:
     return [r["state"] for r in _tis(meta, run_id) if r["task_id"] == task_id]
 
 
-def _runs(meta: sa.Engine) -> list[dict[str, Any]]:
+def _runs(meta: sa.Engine, dag_id: str = DAG_ID) -> list[dict[str, Any]]:
     with meta.connect() as conn:
         return [dict(r) for r in conn.execute(sa.text(
             "SELECT run_id, run_type, state, conf::text AS conf, data_interval_start, logical_date FROM dag_run "
-            "WHERE dag_id = :d ORDER BY id"), {"d": DAG_ID}).mappings()]
+            "WHERE dag_id = :d ORDER BY id"), {"d": dag_id}).mappings()]
 
 
 def _wait(check, timeout: float, what: str, meta: sa.Engine) -> None:
@@ -376,7 +436,7 @@ def _executed(worker_log: str) -> list[tuple[str, str, int, int]]:
     """(run id, task id, map index, try number) of each task a worker's log says it executed."""
     found = []
     for line in worker_log.splitlines():
-        if "Executing workload in Celery" in line:
+        if "Executing workload in Celery" in line and f"dag_id='{DAG_ID}'" in line:
             task = re.search(r"task_id='([^']+)'", line)
             run = re.search(r"run_id='([^']+)'", line)
             index = re.search(r"map_index=(-?\d+)", line)
@@ -415,8 +475,8 @@ def test_every_day_publishes_the_cli_rows_whatever_kind_of_run_published_it(stac
     assert runs["scheduled"]["data_interval_start"].date().isoformat() == d3
     backfill_ids = {r["run_id"] for r in stack.observed["backfill_runs"]}
     assert len(backfill_ids) == 3
-    for day in (d1, d3):  # the rows compared last are the backfill's own (D2's: the two runs of phase 4)
-        assert _published_run_ids(stack.wh_url, day) <= {i.replace("+", "_") for i in backfill_ids}
+    for day in (d1, d2, d3):  # the rows compared last are the backfill's own
+        assert stack.observed["phase2_run_ids"][day] <= {i.replace("+", "_") for i in backfill_ids}
 
 
 def test_the_killed_shards_were_retried_on_the_restarted_nli_worker(stack):
@@ -537,6 +597,30 @@ def test_the_dag_processor_parses_the_dag_without_errors(stack):
     durations = [d for _, _, d in rows]
     print(f"dag-processor parse durations (s): {durations}")
     assert all(dags == 1 and errors == 0 for dags, errors, _ in rows), rows
+
+
+def test_a_late_event_batch_makes_the_restate_dag_republish_the_stale_day(stack):
+    d2 = stack.days[1].isoformat()
+    r = stack.observed["restate"]
+    assert r["late_events"] >= 12
+    assert [(d["day"], d["late_events"], d["late_turns"]) for d in r["stale_before"]] == [(d2, r["late_events"], 0)]
+    assert r["stale_after"] == [], "the republished day is no longer stale"
+    assert r["restate_runs"] and {run["run_type"] for run in r["restate_runs"]} == {"scheduled"}
+    (triggered,) = r["triggered"]  # one stale day, one triggered run of it
+    assert json.loads(triggered["conf"]) == {"day": d2} and triggered["run_type"] == "operator_triggered"
+    assert r["run_ids"] == {triggered["run_id"].replace("+", "_")}, "the triggered run published D2"
+    for day, ids in r["others"].items():
+        assert ids == stack.observed["phase2_run_ids"][day], f"{day} was not stale and stays as published"
+    assert r["published"] == r["reference"], "the restated day equals the CLI's restatement"
+
+    def overall(rows, metric):
+        (row,) = [m for m in rows["daily_metrics"] if m["metric"] == metric and m["slice_name"] == "all"
+                  and m["averaging"] == "micro"]
+        return row
+
+    for metric in ("citation_opens_per_1000_answers", "source_reports_per_1000_answers"):
+        assert overall(r["published"], metric)["numerator"] > (overall(r["published_before"], metric)["numerator"]
+                                                              or 0), metric
 
 
 def test_down_stopped_every_process_up_started(stack):

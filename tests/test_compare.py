@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from citecheck.cli import main
-from citecheck.core.metrics import HEADLINE_METRICS
+from citecheck.core.metrics import SCORED_HEADLINE_METRICS
 from helpers import score_dicts
 
 N_TURNS = 24
@@ -68,7 +68,7 @@ def test_identical_files_give_zero_difference_with_an_interval_holding_zero(outp
     result = json.loads(out)
     assert result["paired"] == N_TURNS and result["dropped"] == 0
     assert result["dropped_keys"] == {"base": [], "candidate": []}
-    assert set(result["metrics"]) == set(HEADLINE_METRICS)
+    assert set(result["metrics"]) == set(SCORED_HEADLINE_METRICS)
     for metric, by in result["metrics"].items():
         for averaging in ("micro", "macro"):
             r = by[averaging]

@@ -126,6 +126,30 @@ def test_untrusted_texts_are_escaped_everywhere():
     assert "<mark>&lt;script&gt;" in page
 
 
+def test_the_reader_panel_and_alert_groups_are_shown():
+    from citecheck.core.alert_groups import group_alerts
+
+    day = dt.date(2026, 11, 30)
+    row = {"day": day, "slice_name": "all", "slice_value": "all", "averaging": "micro", "answers": 3, "sentences": 9,
+           "run_id": "r1", "ci_low": None, "ci_high": None}
+    reader = [dict(row, metric="citation_open_rate", numerator=2.0, denominator=50.0, value=0.04),
+              dict(row, metric="source_reports_per_1000_answers", numerator=6000.0, denominator=3.0, value=2000.0),
+              dict(row, metric="reported_citation_unsupported_share", numerator=2.0, denominator=4.0, value=0.5,
+                   ci_low=0.15, ci_high=0.85)]
+    alert = {"metric": "unknown_label_rate", "slice_name": "all", "slice_value": "all", "averaging": "micro",
+             "baseline": 0.02, "value": 0.06, "direction": "up", "size": 0.04, "rule": "step up", "day": "2026-11-30"}
+    alerts = group_alerts([alert, *[dict(alert, slice_name="attribute:model", slice_value=f"m{i}", size=0.03 + i / 100)
+                                    for i in range(4)]])
+    page = render(_constructed(reader=reader, alerts=alerts))
+    panel = re.search(r'<div class="cards" id="reader-panel">(.*?)</div>\s*<p', page, re.S).group(1)
+    assert 'data-metric="citation_open_rate"' in panel and "4.0%" in panel and "2000.0" in panel
+    assert "[15.0%, 85.0%]" in panel  # the judged share carries its interval
+    assert page.count('<tr class="alert">') == 1 and page.count('<tr class="alert-echo">') == 4
+    assert "also in 4 slices, moved most:" in page and "5 alert(s) in 1 group(s)" in page
+    null_day = render(_constructed(reader=[dict(r, value=None, ci_low=None, ci_high=None) for r in reader]))
+    assert "No reader event was logged for 2026-11-30" in null_day and 'id="reader-panel"' in null_day
+
+
 def test_intervals_are_shown_and_charted_when_the_warehouse_stores_them():
     page = render(_constructed())
     assert '<span class="interval">[10.0%, 70.0%]</span>' in page

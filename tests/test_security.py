@@ -100,7 +100,7 @@ def test_quoted_schemas_hold_the_whole_job_on_postgres(pg_warehouse_url):
     admin.dispose()
     where = dict(where)
     assert "public" not in where, where
-    assert where["select"] == 2 and where["Citecheck_Out"] > 10
+    assert where["select"] == len(T.SOURCE_TABLES) and where["Citecheck_Out"] > 10
     assert turns == 4 and metrics > 0
 
 

@@ -59,10 +59,10 @@ def _summary(payload: dict[str, Any]) -> Iterator[str]:
     run = payload["run"]
     yield (f"turns read {run['turns_read']}, scored {run['turns_scored']}, skipped {run['turns_skipped']}"
            f" · judge {run['judge']} {run['judge_version'] or ''} · config {run['config_hash']}")
-    from citecheck.core.metrics import HEADLINE_METRICS
+    from citecheck.core.metrics import SCORED_HEADLINE_METRICS
 
     yield f"{'metric':<26}{'micro':>10}{'macro':>10}  micro 95% interval"
-    for name in HEADLINE_METRICS:
+    for name in SCORED_HEADLINE_METRICS:
         row = [payload["metrics"][avg].get(name) for avg in ("micro", "macro")]
         ci = payload["metrics"].get("intervals", {}).get("micro", {}).get(name) or {}
         span = "" if ci.get("ci_low") is None else f"  [{ci['ci_low']:.3f}, {ci['ci_high']:.3f}]"
@@ -184,7 +184,8 @@ def cmd_sample(args: argparse.Namespace) -> int:
                          provider_turns=args.provider_turns)
     out = Path(args.out)
     demo.write_sample(data, out)
-    print(f"wrote {len(data.turns)} turns (+{len(data.malformed_lines)} malformed lines) to {out}")
+    print(f"wrote {len(data.turns)} turns (+{len(data.malformed_lines)} malformed lines), "
+          f"{len(data.reader_events)} reader events and {len(data.late_reader_events)} late ones to {out}")
     return EXIT_OK
 
 
@@ -231,15 +232,18 @@ def _safe_url(url: str) -> str:
 
 def cmd_load_sample(args: argparse.Namespace) -> int:
     from citecheck import demo
-    from citecheck.warehouse import load_turns
+    from citecheck.core.reader_events import reader_event
+    from citecheck.warehouse import load_reader_events, load_turns
 
     engine = _engine()
     data = demo.generate(args.start, args.days, args.turns_per_day, seed=args.seed,
                          provider_turns=args.provider_turns)
     n = load_turns(engine, data.turns + _loadable_malformed(data), assume_zone=_config().assume_zone)
+    events = load_reader_events(engine, [reader_event(e) for e in data.reader_events])
     if args.write_judge:
         demo.write_judge(data, Path(args.write_judge))
-    print(f"loaded {n} sample turns for {args.days} day(s) from {args.start}")
+    print(f"loaded {n} sample turns for {args.days} day(s) from {args.start}, {events.loaded} reader events "
+          f"(the {len(data.late_reader_events)} that arrive a day late are in `citecheck sample`'s events_late.jsonl)")
     return EXIT_OK
 
 
@@ -276,6 +280,76 @@ def cmd_load_turns(args: argparse.Namespace) -> int:
     return EXIT_SKIPPED if bad or duplicates else EXIT_OK
 
 
+def cmd_load_events(args: argparse.Namespace) -> int:
+    """Load reader events (SPEC §1 JSON Lines), idempotent by event id; report what was loaded,
+    duplicates (already loaded, or repeating an earlier line), orphaned events (their turn is not
+    in the warehouse: kept and counted) and rejected lines with line number and reason."""
+    from citecheck.core.reader_events import EventError, reader_event
+    from citecheck.core.turns import decode_line
+    from citecheck.warehouse import load_reader_events
+
+    events, lines, rejected = [], [], []
+    try:
+        handle = open(args.file, "rb")  # noqa: SIM115 - closed below; an unreadable file is unusable input
+    except OSError as exc:
+        sys.stderr.write(f"citecheck: error: cannot read {args.file}: {exc.strerror or exc}\n")
+        return EXIT_USAGE
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                data = decode_line(raw)
+            except ValueError as exc:
+                rejected.append({"line": number, "reason": f"malformed line: {str(exc)[:200]}"})
+                continue
+            try:
+                events.append(reader_event(data))
+            except EventError as exc:
+                rejected.append({"line": number, "reason": str(exc)[:300]})
+                continue
+            lines.append(number)
+    report = load_reader_events(_engine(), events)
+    line_of = {e.event_id: n for e, n in zip(reversed(events), reversed(lines), strict=True)}  # first line
+    duplicates = [{"event_id": i, "reason": "already loaded" if earlier == "already loaded"
+                   else f"repeats line {lines[earlier]}"} for i, earlier in report.duplicates]
+    repeats = sum(isinstance(earlier, int) for _, earlier in report.duplicates)
+    _write({"loaded": report.loaded, "duplicates": duplicates,
+            "orphaned": [{"line": line_of[i], "event_id": i, "turn_id": t} for i, t in report.orphaned],
+            "rejected": rejected}, None)
+    sys.stderr.write(f"reader events: {report.loaded} loaded, {len(duplicates)} duplicate(s), "
+                     f"{len(report.orphaned)} orphaned (kept; their turn is not loaded), {len(rejected)} rejected\n")
+    for bad in rejected[:20]:
+        sys.stderr.write(f"line {bad['line']}: {bad['reason']}\n")
+    return EXIT_SKIPPED if rejected or repeats else EXIT_OK
+
+
+def cmd_stale(args: argparse.Namespace) -> int:
+    """The published days of the range whose turns or reader events were loaded after the run
+    that published them began."""
+    from citecheck.job import stale_days
+
+    if args.to < args.from_:
+        sys.stderr.write(f"citecheck: error: --to {args.to} is before --from {args.from_}\n")
+        return EXIT_USAGE
+    settings = _job_settings(args)
+    days = stale_days(_engine(), _days(args.from_, args.to), settings.config.timezone)
+    if args.json:
+        _write([d.as_dict() for d in days], None)  # type: ignore[arg-type]
+        return EXIT_OK
+    for d in days:
+        print(f"{d.day}  stale: {d.late_turns} turn(s) and {d.late_events} reader event(s) loaded after run "
+              f"{d.run_id} began ({d.started_at:%Y-%m-%d %H:%M:%S} UTC)")
+    print(f"{len(days)} stale day(s) from {args.from_} to {args.to}")
+    return EXIT_OK
+
+
+def _days(first, last) -> list:
+    import datetime as dt
+
+    return [first + dt.timedelta(days=i) for i in range((last - first).days + 1)]
+
+
 def _job_settings(args: argparse.Namespace):
     from citecheck.job import settings_from_env
 
@@ -285,17 +359,19 @@ def _job_settings(args: argparse.Namespace):
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from citecheck.job import ValidationFailed, complete_day, run_day
-    from citecheck.warehouse.published import published_config_hash
+    from citecheck.job import ValidationFailed, complete_day, rerun_reason, run_day
+    from citecheck.warehouse.freshness import published_days
 
     settings = _job_settings(args)  # every config section checked before the warehouse is touched
     engine = _engine()
-    if not args.force and published_config_hash(engine, args.day) == settings.run_config_hash:
+    state = published_days(engine, [args.day], settings.config.timezone).get(args.day)
+    if rerun_reason(state, settings.run_config_hash, force=args.force) is None:
         if completed := complete_day(engine, args.day, settings):
             print(f"{args.day}: already published with config {settings.run_config_hash}; its run had stopped "
                   f"after the publish commit: completed {', '.join(completed)}")
             return EXIT_OK
-        print(f"{args.day}: already published with config {settings.run_config_hash} (use --force to rerun)")
+        print(f"{args.day}: already published with config {settings.run_config_hash} and nothing loaded since "
+              "(use --force to rerun)")
         return EXIT_OK
     try:
         result = run_day(engine, args.day, settings)
@@ -309,19 +385,16 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_backfill(args: argparse.Namespace) -> int:
-    import datetime as dt
-
     from tqdm import tqdm
 
     from citecheck.job import backfill
 
-    days = [args.from_ + dt.timedelta(days=i) for i in range((args.to - args.from_).days + 1)]
+    days = _days(args.from_, args.to)
     progress = tqdm(days, desc="backfill", unit="day", disable=not sys.stderr.isatty())
     settings = _job_settings(args)  # every config section checked before the warehouse is touched
     report = backfill(_engine(), progress, settings, force=args.force,
-                      on_failure=lambda _day, exc: sys.stderr.write(f"{exc}\n"))
-    for day, steps in report.completed.items():
-        print(f"{day}: its run had stopped after the publish commit: completed {', '.join(steps)}")
+                      on_failure=lambda _day, exc: sys.stderr.write(f"{exc}\n"),
+                      on_day=lambda day, what, why: print(f"{day}  {what}: {why}"))
     print(f"backfill {args.from_}..{args.to}: {len(report.published)} published, "
           f"{len(report.up_to_date)} already up to date, {len(report.failed_validation)} failed validation")
     return EXIT_VALIDATION_FAILED if report.failed_validation else EXIT_OK
@@ -439,17 +512,29 @@ def _positive(text: str) -> int:
 
 
 def cmd_alerts(args: argparse.Namespace) -> int:
-    from citecheck.features.monitor import slice_label
+    from citecheck.core.alert_groups import alert_groups, echo_summary, slice_label
     from citecheck.warehouse.published import alerts_between
 
     alerts = alerts_between(_engine(), args.from_, args.to)
-    if args.json:
+    if args.json:  # every stored alert, each with its group_id and whether it is folded
         sys.stdout.write(json.dumps(alerts, indent=2, ensure_ascii=False) + "\n")
         return EXIT_OK
-    for a in alerts:
-        print(f"{a['day']}  {a['metric']:<34} {slice_label(a):<30} {a['averaging']:<6}"
-              f"{a['baseline']:>10.4g} -> {a['value']:<10.4g} {a['direction']:<5} {a['rule']}")
-    if not alerts:
+
+    def line(a: dict, indent: str = "") -> str:
+        return (f"{indent}{a['day']}  {a['metric']:<34} {slice_label(a):<30} {a['averaging']:<6}"
+                f"{a['baseline']:>10.4g} -> {a['value']:<10.4g} {a['direction']:<5} {a['rule']}")
+
+    groups = alert_groups(alerts)
+    for group in groups:
+        print(line(group["lead"]))
+        if group["echoes"]:
+            print(f"            └ {echo_summary(group)}")
+        for echo in group["echoes"] if args.unfold else ():
+            print(line(echo, "    "))
+    if alerts:
+        print(f"{len(alerts)} alert(s) in {len(groups)} group(s)" + ("" if args.unfold or len(groups) == len(alerts)
+                                                                   else " (--unfold lists the folded ones)"))
+    else:
         print(f"no alerts from {args.from_} to {args.to}")
     return EXIT_OK
 
@@ -626,6 +711,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--file", required=True)
     p.set_defaults(func=cmd_load_turns)
 
+    p = sub.add_parser("load-events", help="load reader events (SPEC §1 JSON Lines), idempotent by event_id")
+    p.add_argument("--file", required=True)
+    p.set_defaults(func=cmd_load_events)
+
+    p = sub.add_parser("stale", help="list published days whose turns or reader events arrived after their run")
+    p.add_argument("--from", dest="from_", type=_day, required=True)
+    p.add_argument("--to", type=_day, required=True)
+    p.add_argument("--json", action="store_true", help="JSON list of the stale days")
+    p.set_defaults(func=cmd_stale)
+
     p = sub.add_parser("run", help="run the daily job for one day (CITECHECK_JUDGE picks the judge)")
     p.add_argument("--day", type=_day, required=True)
     _add_job_params(p)
@@ -663,7 +758,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("alerts", help="print the step-change alerts of a range of days")
     p.add_argument("--from", dest="from_", type=_day, required=True)
     p.add_argument("--to", type=_day, required=True)
-    p.add_argument("--json", action="store_true", help="JSON list of alerts")
+    p.add_argument("--json", action="store_true", help="JSON list of alerts (each with its group_id and folded)")
+    p.add_argument("--unfold", action="store_true", help="also list the slice alerts folded under an overall one")
     p.set_defaults(func=cmd_alerts)
 
     p = sub.add_parser("suggestions", help="print a published day's re-cite suggestions")

@@ -706,7 +706,7 @@ def corpus(good_every: int = 4) -> list[Case]:
     return out
 
 
-def write_jsonl(cases: list[Case], path: Any, *, blank_lines: bool = True) -> dict[int, Case]:
+def write_jsonl(cases: list[Any], path: Any, *, blank_lines: bool = True) -> dict[int, Any]:
     """Write the cases as one JSONL file; returns line number → case. Blank and whitespace-only
     lines are written between some cases: they are not turns and count nowhere."""
     numbers: dict[int, Case] = {}
@@ -745,3 +745,62 @@ def hot_cases(scale: float = 1.0) -> dict[str, Callable[[float], dict[str, Any]]
         "20k nested markers": lambda share: turn("c", answer="Cap [S1[S2]] " * size(20_000, share) + "."),
         "20k native blocks": lambda share: native("d", blocks=blocks(size(20_000, share))),
     }
+
+
+# --- reader events (SPEC §1): `citecheck load-events` ------------------------------------------
+
+EVENT_TURN = "event-turn"  # the turn the event cases name; the test loads it first
+
+
+@dataclass(frozen=True)
+class EventCase:
+    """One JSONL line of reader events and what `load-events` must make of it: `outcome` is
+    "loaded", "orphaned" (loaded, its turn not in the warehouse), "duplicate" (an event id already
+    given: the first stays) or "rejected" with `reason` (a substring of the reported reason)."""
+
+    kind: str
+    line: bytes
+    outcome: str
+    reason: str = ""
+    event_id: str | None = None
+
+
+def _event(event_id: str, **fields: Any) -> dict[str, Any]:
+    return {"event_id": event_id, "turn_id": EVENT_TURN, "event": "citation_shown", "label": "S1",
+            "sentence_index": 0, "occurred_at": AT, **fields}
+
+
+def event_cases() -> list[EventCase]:
+    """Reader-event lines, good and bad, in file order (a duplicate comes after its original)."""
+    good = [EventCase(f"good_{kind}", line(_event(f"ev-{kind}", event=kind)), "loaded", event_id=f"ev-{kind}")
+            for kind in ("citation_shown", "citation_opened", "source_reported")]
+    return [
+        *good,
+        EventCase("no_label_or_sentence", line(without(_event("ev-bare", event="source_reported"), "label",
+                                                       "sentence_index")), "loaded", event_id="ev-bare"),
+        EventCase("orphan", line(_event("ev-orphan", turn_id="turn-logged-later")), "orphaned", event_id="ev-orphan"),
+        EventCase("repeated_event_id", line(_event("ev-citation_shown", event="source_reported")), "duplicate",
+                  event_id="ev-citation_shown"),
+        EventCase("truncated_json", line(_event("ev-t"))[:30], "rejected", "malformed line: invalid JSON"),
+        EventCase("not_utf8", b'{"event_id": "ev-\xff"}', "rejected", "malformed line: line is not valid UTF-8"),
+        EventCase("not_an_object", line([_event("ev-list")]), "rejected", "malformed line: not a JSON object (list)"),
+        EventCase("missing_event_id", line(without(_event("x"), "event_id")), "rejected", "missing field: event_id"),
+        EventCase("empty_turn_id", line(_event("ev-e", turn_id="")), "rejected", "missing field: turn_id"),
+        EventCase("missing_event", line(without(_event("ev-m"), "event")), "rejected", "missing field: event"),
+        EventCase("missing_occurred_at", line(without(_event("ev-o"), "occurred_at")), "rejected",
+                  "missing field: occurred_at"),
+        EventCase("unknown_event_type", line(_event("ev-u", event="citation_clicked")), "rejected",
+                  "unknown event type 'citation_clicked'"),
+        EventCase("event_type_not_a_string", line(_event("ev-n", event=3)), "rejected", "unknown event type"),
+        EventCase("bad_timestamp", line(_event("ev-ts", occurred_at="30/11/2026")), "rejected",
+                  "occurred_at is not an ISO timestamp"),
+        EventCase("sentence_index_not_a_number", line(_event("ev-si", sentence_index="2")), "rejected",
+                  "sentence_index is not a sentence number"),
+        EventCase("sentence_index_negative", line(_event("ev-sn", sentence_index=-1)), "rejected",
+                  "sentence_index is not a sentence number"),
+        EventCase("label_not_a_string", line(_event("ev-l", label=["S1"])), "rejected",
+                  "label is not a non-empty string"),
+        EventCase("event_id_too_long", line(_event("e" * 201)), "rejected", "event_id is longer than 200 characters"),
+        EventCase("label_too_long", line(_event("ev-ll", label="S" * 201)), "rejected",
+                  "label is longer than 200 characters"),
+    ]

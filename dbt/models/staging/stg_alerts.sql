@@ -10,6 +10,8 @@ select
     direction,
     size,
     rule,
+    group_id,
+    folded,
     run_id,
     created_at
 from {{ source('citecheck', 'alerts') }}

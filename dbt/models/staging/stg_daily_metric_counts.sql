@@ -23,7 +23,11 @@ select
     sum(case when metric = 'refusal_rate' then numerator end) as refusal_rate_numerator,
     sum(case when metric = 'refusal_rate' then denominator end) as refusal_rate_denominator,
     sum(case when metric = 'unjudged_rate' then numerator end) as unjudged_rate_numerator,
-    sum(case when metric = 'unjudged_rate' then denominator end) as unjudged_rate_denominator
+    sum(case when metric = 'unjudged_rate' then denominator end) as unjudged_rate_denominator,
+    sum(case when metric = 'citation_open_rate' then numerator end) as citation_open_rate_numerator,
+    sum(case when metric = 'citation_open_rate' then denominator end) as citation_open_rate_denominator,
+    sum(case when metric = 'reported_citation_unsupported_share' then numerator end) as reported_citation_unsupported_share_numerator,
+    sum(case when metric = 'reported_citation_unsupported_share' then denominator end) as reported_citation_unsupported_share_denominator
 from {{ ref('stg_daily_metrics') }}
 where slice_name = 'all' and averaging = 'micro'
 group by day

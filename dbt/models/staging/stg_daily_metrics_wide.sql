@@ -33,5 +33,10 @@ select
     unjudged_rate,
     unjudged_rate_ci_low,
     unjudged_rate_ci_high,
+    citation_open_rate,
+    source_reports_per_1000_answers,
+    reported_citation_unsupported_share,
+    reported_citation_unsupported_share_ci_low,
+    reported_citation_unsupported_share_ci_high,
     answers
 from {{ source('citecheck', 'daily_metrics_wide') }}

@@ -24,6 +24,7 @@ from citecheck.core.metrics import (
     values,
 )
 from citecheck.core.model import JudgeItem, Judgment, StructuredTurn, Turn, unjudged
+from citecheck.core.reader_events import ReaderEvent
 from citecheck.core.structural import ConversationHistory, structure_turn
 from citecheck.core.turns import Skipped
 from citecheck.core.verdicts import SentenceVerdict, decide
@@ -82,10 +83,12 @@ def judge_turns(batch: Sequence[StructuredTurn], judge: Judge) -> dict[tuple[str
     return out
 
 
-def decide_turn(st: StructuredTurn, judgments: Mapping[tuple[str, int], Judgment], *, selected: bool) -> ScoredTurn:
-    """Every sentence's verdict from its judgment (none for turns outside the judged share)."""
+def decide_turn(st: StructuredTurn, judgments: Mapping[tuple[str, int], Judgment], *, selected: bool,
+                reader_events: tuple[ReaderEvent, ...] | None = None) -> ScoredTurn:
+    """Every sentence's verdict from its judgment (none for turns outside the judged share);
+    `reader_events`: the turn's reader events, None on a day that logs none."""
     verdicts = tuple(decide(s, judgments.get((st.turn_id, s.index)), selected=selected) for s in st.sentences)
-    return ScoredTurn(st, verdicts, selected=selected)
+    return ScoredTurn(st, verdicts, selected=selected, reader_events=reader_events)
 
 
 def judge_batch(batch: Sequence[StructuredTurn], judge: Judge | None,

@@ -22,6 +22,7 @@ from citecheck.demo.judgments import ExpectedSentence, expected_sentence, judgme
 from citecheck.demo.knowledge import BY_DOMAIN, PASSAGES, KBPassage
 from citecheck.demo.native import native_turn
 from citecheck.demo.providers import provider_turn
+from citecheck.demo.readers import sample_events
 from citecheck.demo.traffic import BUNDLED_CHANGES, HOUR_WEIGHTS, StepChange, attributes, change_on
 
 MALFORMED_KINDS: tuple[str, ...] = (
@@ -46,6 +47,8 @@ class Sample:
     expected: dict[str, tuple[ExpectedSentence, ...]] = field(default_factory=dict)
     malformed_kinds: list[str] = field(default_factory=list)
     malformed_at: list[str] = field(default_factory=list)
+    reader_events: list[dict[str, Any]] = field(default_factory=list)  # on time (`citecheck.demo.readers`)
+    late_reader_events: list[dict[str, Any]] = field(default_factory=list)  # the batch that arrives a day late
 
 
 @dataclass
@@ -244,6 +247,7 @@ def generate(start: dt.date, days: int, turns_per_day: int = 300, seed: int = 0,
         day = start + dt.timedelta(days=offset)
         malformed += _malformed(seed, day, max(1, round(turns_per_day * 0.01)), change_on(day, changes))
     malformed.sort(key=lambda m: m[2])
+    on_time, late = sample_events(seed, [item.turn for item in built], expected, start, days)
     return Sample(
         turns=[item.turn for item in built],
         malformed_lines=[m[0] for m in malformed],
@@ -251,4 +255,6 @@ def generate(start: dt.date, days: int, turns_per_day: int = 300, seed: int = 0,
         expected=expected,
         malformed_kinds=[m[1] for m in malformed],
         malformed_at=[m[2] for m in malformed],
+        reader_events=on_time,
+        late_reader_events=late,
     )

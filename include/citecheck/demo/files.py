@@ -19,17 +19,22 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class SampleFiles:
-    """Where `write_sample` puts the turns, the recorded judge and the config in a folder."""
+    """Where `write_sample` puts the turns, the recorded judge, the config and the reader events
+    (on time, and the batch that arrives a day late) in a folder."""
 
     turns: Path
     judge: Path
     config: Path
+    events: Path
+    late_events: Path
 
 
 def sample_files(folder: str | Path) -> SampleFiles:
-    """The paths of a written sample in `folder` (`turns.jsonl`, `judge.json`, `config.toml`)."""
+    """The paths of a written sample in `folder` (`turns.jsonl`, `judge.json`, `config.toml`,
+    `events.jsonl`, `events_late.jsonl`)."""
     folder = Path(folder)
-    return SampleFiles(folder / "turns.jsonl", folder / "judge.json", folder / "config.toml")
+    return SampleFiles(folder / "turns.jsonl", folder / "judge.json", folder / "config.toml",
+                       folder / "events.jsonl", folder / "events_late.jsonl")
 
 
 def write_turns_jsonl(sample: Sample, path: str | Path, include_malformed: bool = True) -> int:
@@ -65,10 +70,13 @@ def sample_config() -> Config:
 
 
 def write_sample(sample: Sample, folder: str | Path) -> SampleFiles:
-    """Write the turns (broken lines included), the recorded judge and the config into `folder`."""
+    """Write the turns (broken lines included), the recorded judge, the config and the reader
+    events into `folder`."""
     files = sample_files(folder)
     files.turns.parent.mkdir(parents=True, exist_ok=True)
     write_turns_jsonl(sample, files.turns)
+    for path, events in ((files.events, sample.reader_events), (files.late_events, sample.late_reader_events)):
+        path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
     write_judge(sample, files.judge)
     files.config.write_text(config_toml(), encoding="utf-8")
     return files

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from citecheck.core.metrics import HEADLINE_METRICS, METRICS
+from citecheck.core.metrics import METRICS, SCORED_HEADLINE_METRICS
 from citecheck.stats.intervals import CONFIDENCE, ClusterTotals, harmonic_mean_gradient
 
 KEY_CHOICES = "turn_id | question | attributes.NAME"
@@ -80,7 +80,7 @@ def _by_key(turns: Sequence[Mapping[str, Any]], key: str, side: str) -> dict[str
 
 
 def compare(base: Sequence[Mapping[str, Any]], candidate: Sequence[Mapping[str, Any]], key: str = "turn_id",
-            metrics: Sequence[str] = HEADLINE_METRICS, confidence: float = CONFIDENCE) -> dict[str, Any]:
+            metrics: Sequence[str] = SCORED_HEADLINE_METRICS, confidence: float = CONFIDENCE) -> dict[str, Any]:
     """Pair two scored outputs' turns by `key` and compare every metric (see the module doc)."""
     sides = {"base": _by_key(base, key, "base"), "candidate": _by_key(candidate, key, "candidate")}
     paired = [k for k in sides["base"] if k in sides["candidate"]]

@@ -47,6 +47,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from citecheck.core.alert_groups import alert_groups, echo_summary, group_alerts, slice_label
 from citecheck.core.config import Config, ConfigError
 from citecheck.core.metrics import METRIC_NAMES, METRICS
 from citecheck.stats.step_tests import level_shift_p, sampling_p
@@ -54,7 +55,8 @@ from citecheck.stats.step_tests import level_shift_p, sampling_p
 DEFAULT_METRICS = (
     "unknown_label_rate", "unknown_labels_per_1000_answers", "rewrite_or_block_per_1000_answers", "attachment_rate",
     "multi_citation_share", "marker_after_stop_share", "unjudged_rate", "citation_recall", "citation_precision",
-    "first_stage_false_pass_rate", "refusal_rate", "pointer_problem_rate",
+    "first_stage_false_pass_rate", "refusal_rate", "pointer_problem_rate", "citation_open_rate",
+    "source_reports_per_1000_answers", "reported_citation_unsupported_share",
 )
 
 
@@ -91,6 +93,9 @@ DEFAULT_THRESHOLDS: dict[str, Threshold] = {
     "first_stage_false_pass_rate": Threshold(abs=0.1),
     "refusal_rate": Threshold(abs=0.03, rel=0.5),
     "pointer_problem_rate": Threshold(abs=0.01, rel=0.5),  # a provider app's logging or format change
+    "citation_open_rate": Threshold(abs=0.01, rel=0.3),
+    "source_reports_per_1000_answers": Threshold(abs=5.0, rel=0.5),
+    "reported_citation_unsupported_share": Threshold(abs=0.15),
 }
 FALLBACK_THRESHOLD = Threshold(rel=0.25)  # a configured metric without its own threshold
 ONGOING_DAYS = 3  # a change already seen on one of these last days is not a new step
@@ -243,9 +248,11 @@ def assess_day(day: dt.date, run_id: str, rows: Sequence[Mapping[str, Any]], his
     elif len(history_days) < ms.min_history:
         reason = (f"too little history: {len(history_days)} published day(s) before {day}, the monitor needs "
                   f"{ms.min_history}; no alerts")
+    alerts = group_alerts(alerts)
     stats = {"day": day.isoformat(), "run_id": run_id, "history_days": len(history_days),
              "history_from": history_days[0].isoformat() if history_days else None, "series_checked": len(today),
-             "alerts": len(alerts), "outcomes": dict(sorted(outcomes.items())), "reason": reason}
+             "alerts": len(alerts), "alert_groups": len({a["group_id"] for a in alerts}),
+             "outcomes": dict(sorted(outcomes.items())), "reason": reason}
     return alerts, stats
 
 
@@ -264,22 +271,20 @@ def pooled_counts(metric: str, averaging: str, row: Mapping[str, Any], past: Seq
             "per_unit": scale != 1.0}
 
 
-def slice_label(alert: Mapping[str, Any]) -> str:
-    """`overall`, or `name=value` for a slice."""
-    if alert["slice_name"] == "all":
-        return "overall"
-    return f"{alert['slice_name']}={alert['slice_value']}"
-
-
 def alert_message(alerts: Sequence[Mapping[str, Any]], day: dt.date, report_link: str) -> tuple[str, str]:
-    """(subject, HTML body) of the alert e-mail: metric, slice, baseline, value, direction and the
-    report link; only metric names and numbers, never answer or passage text."""
-    subject = f"citecheck: {len(alerts)} metric alert(s) for {day.isoformat()}"
+    """(subject, HTML body) of the alert e-mail: one row per alert group (metric, slice, baseline,
+    value, direction, and the slices that only echo an overall move, folded under it) and the
+    report link; only metric names, slice names and numbers, never answer or passage text."""
+    groups = alert_groups(alerts)
+    subject = f"citecheck: {len(alerts)} metric alert(s) in {len(groups)} group(s) for {day.isoformat()}"
     rows = "".join(
-        f"<tr><td>{html.escape(a['metric'])}</td><td>{html.escape(slice_label(a))}</td>"
-        f"<td>{a['baseline']:.4g}</td><td>{a['value']:.4g}</td><td>{html.escape(a['direction'])}</td></tr>"
-        for a in alerts)
-    body = (f"<p>Step changes in the citation metrics of {day.isoformat()}.</p>"
-            "<table><tr><th>metric</th><th>slice</th><th>baseline</th><th>value</th><th>direction</th></tr>"
+        f"<tr><td>{html.escape(g['lead']['metric'])}</td><td>{html.escape(slice_label(g['lead']))}</td>"
+        f"<td>{g['lead']['baseline']:.4g}</td><td>{g['lead']['value']:.4g}</td>"
+        f"<td>{html.escape(g['lead']['direction'])}</td><td>{html.escape(echo_summary(g))}</td></tr>"
+        for g in groups)
+    body = (f"<p>Step changes in the citation metrics of {day.isoformat()}: {len(alerts)} alert(s); slices that "
+            "move with an overall alert are folded under it.</p>"
+            "<table><tr><th>metric</th><th>slice</th><th>baseline</th><th>value</th><th>direction</th>"
+            "<th>also in</th></tr>"
             f"{rows}</table><p>Report: <a href=\"{html.escape(report_link)}\">{html.escape(report_link)}</a></p>")
     return subject, body

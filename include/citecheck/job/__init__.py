@@ -44,15 +44,45 @@ from citecheck.job.steps import (
     structural,
     validate,
 )
+from citecheck.warehouse.freshness import PublishedDay, published_days
 from citecheck.warehouse.locks import DayLocked
 from citecheck.warehouse.published import day_metrics, published_config_hash
 
 __all__ = [
-    "DEFAULT_JUDGE_SPEC", "STEP_NAMES", "BackfillReport", "DayLocked", "DayRun", "JobSettings", "RunFailed",
-    "ValidationFailed", "aggregate", "backfill", "build_judge", "complete_day", "complete_published",
-    "day_metrics", "escalate", "extract", "judge_shard", "merge_judge_stats", "monitor", "monitor_day",
-    "new_run_id", "publish", "publish_report", "published_config_hash", "record_run", "report", "run_day",
-    "run_steps", "settings_from_env", "structural", "validate",
+    "DEFAULT_JUDGE_SPEC",
+    "STEP_NAMES",
+    "BackfillReport",
+    "DayLocked",
+    "DayRun",
+    "JobSettings",
+    "RunFailed",
+    "ValidationFailed",
+    "aggregate",
+    "backfill",
+    "build_judge",
+    "complete_day",
+    "complete_published",
+    "day_metrics",
+    "escalate",
+    "extract",
+    "judge_shard",
+    "merge_judge_stats",
+    "monitor",
+    "monitor_day",
+    "new_run_id",
+    "publish",
+    "publish_report",
+    "published_config_hash",
+    "record_run",
+    "report",
+    "rerun_reason",
+    "restate_window",
+    "run_day",
+    "run_steps",
+    "settings_from_env",
+    "stale_days",
+    "structural",
+    "validate",
 ]
 
 
@@ -128,31 +158,75 @@ def complete_day(engine: Engine, day: dt.date, settings: JobSettings) -> list[st
 
 @dataclass
 class BackfillReport:
-    """What a backfill did, day by day (ISO dates)."""
+    """What a backfill did, day by day (ISO dates); `reasons`: day → why it ran or was skipped."""
 
     published: list[str] = field(default_factory=list)
     up_to_date: list[str] = field(default_factory=list)
     failed_validation: list[str] = field(default_factory=list)
     completed: dict[str, list[str]] = field(default_factory=dict)  # up-to-date days whose cut-off run was finished
+    reasons: dict[str, str] = field(default_factory=dict)
+
+
+def rerun_reason(published_day: PublishedDay | None, config_hash: str, *, force: bool = False) -> str | None:
+    """Why a day must be (re)published with a run of `config_hash`, or None when it is up to
+    date: not published, published with another configuration, or stale (turns or reader events
+    loaded after its published run began)."""
+    if force:
+        return "forced"
+    if published_day is None:
+        return "not published"
+    if published_day.config_hash != config_hash:
+        return f"published with config {published_day.config_hash}, this run's is {config_hash}"
+    if published_day.stale:
+        return (f"stale: {published_day.late_turns} turn(s) and {published_day.late_events} reader event(s) "
+                f"loaded after run {published_day.run_id} began")
+    return None
+
+
+def stale_days(engine: Engine, days: Iterable[dt.date], timezone: str = "UTC") -> list[PublishedDay]:
+    """The published days among `days` whose inputs changed after their published run began."""
+    return [p for p in published_days(engine, days, timezone).values() if p.stale]
+
+
+def restate_window(last_day: dt.date, restate_days: int) -> list[dt.date]:
+    """The `restate_days` days ending with `last_day` (oldest first): where the restate DAG looks."""
+    if restate_days < 1:
+        raise ValueError(f"restate_days must be at least 1, got {restate_days}")
+    return [last_day - dt.timedelta(days=restate_days - 1 - i) for i in range(restate_days)]
 
 
 def backfill(engine: Engine, days: Iterable[dt.date], settings: JobSettings, *, force: bool = False,
-             on_failure: Callable[[dt.date, ValidationFailed], None] | None = None) -> BackfillReport:
-    """Run each day that is not yet published with these settings (all of them with `force`);
-    a day that fails validation is reported and the backfill goes on."""
+             on_failure: Callable[[dt.date, ValidationFailed], None] | None = None,
+             on_day: Callable[[dt.date, str, str], None] | None = None) -> BackfillReport:
+    """Run each day that is not published with these settings, or is stale (`rerun_reason`; all
+    of them with `force`); a day that fails validation is reported and the backfill goes on.
+    `on_day(day, "ran" | "skipped" | "failed", reason)` hears of each day as it is decided."""
     report = BackfillReport()
     for day in days:
-        if not force and published_config_hash(engine, day) == settings.run_config_hash:
+        state = published_days(engine, [day], settings.config.timezone).get(day)
+        reason = rerun_reason(state, settings.run_config_hash, force=force)
+        if reason is None:
+            reason = f"up to date: published by run {state.run_id} with config {state.config_hash}, " \
+                     "nothing loaded since it began" if state else "up to date"
             report.up_to_date.append(day.isoformat())
             if steps := complete_day(engine, day, settings):
                 report.completed[day.isoformat()] = steps
+                reason += f"; its run had stopped after the publish commit: completed {', '.join(steps)}"
+            report.reasons[day.isoformat()] = reason
+            if on_day is not None:
+                on_day(day, "skipped", reason)
             continue
+        report.reasons[day.isoformat()] = reason
         try:
             run_day(engine, day, settings)
         except ValidationFailed as exc:
             report.failed_validation.append(day.isoformat())
             if on_failure is not None:
                 on_failure(day, exc)
+            if on_day is not None:
+                on_day(day, "failed", reason)
             continue
         report.published.append(day.isoformat())
+        if on_day is not None:
+            on_day(day, "ran", reason)
     return report

@@ -243,14 +243,21 @@ def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalatio
                                            T.stage_daily_metrics, T.stage_recite_suggestions))
     acc = MetricAccumulator(run.settings.config, cap=slice_cap(run))
     judge_versions: set[str] = set()
+    with run.engine.connect() as conn:  # no reader event for the day at all: its reader metrics are null
+        reader_logged = source.day_has_reader_events(conn, run.day, run.settings.config.timezone)
     for batch in staging.staged_turns(run.engine, run.run_id, chunk=CHUNK):
         # judgments joined per chunk (only selected turns have any): memory holds one chunk's
         judgments = staging.deciding_judgments(run.engine, run.run_id, [st.turn_id for st, sel in batch if sel])
+        events: dict[str, list[Any]] = {}
+        if reader_logged:
+            with run.engine.connect() as conn:
+                events = source.reader_events_of(conn, [st.turn_id for st, _ in batch])
         sentence_rows: list[dict[str, Any]] = []
         citation_rows: list[dict[str, Any]] = []
         suggestion_rows: list[dict[str, Any]] = []
         for st, selected in batch:
-            scored = pipeline.decide_turn(st, judgments, selected=selected)
+            scored = pipeline.decide_turn(st, judgments, selected=selected, reader_events=tuple(
+                events.get(st.turn_id, ())) if reader_logged else None)
             acc.add(scored)
             for v in scored.verdicts:
                 if v.judgment is not None and v.judgment.judge_version:

@@ -11,7 +11,8 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from citecheck.core.metrics import METRICS, REPORT_TILE_METRICS
+from citecheck.core import alert_groups as groups
+from citecheck.core.metrics import METRICS, READER_METRICS, REPORT_TILE_METRICS
 from citecheck.core.text import find_span
 from citecheck.judges.llm.verify import verified_quotes
 from citecheck.judges.nli.settings import is_chunk_version
@@ -61,11 +62,17 @@ class ReportData:
     agreement: list[dict[str, Any]]
     flagged: list[FlaggedSentence]
     alerts: list[dict[str, Any]] = field(default_factory=list)
+    reader: list[dict[str, Any]] = field(default_factory=list)  # the reader-event metrics (null: none logged)
     suggestions: list[dict[str, Any]] = field(default_factory=list)
     judge_quality: dict[str, Any] | None = None
     interval_columns: tuple[str, ...] = ()
     native: list[dict[str, Any]] = field(default_factory=list)  # native-citation metrics with a count
     pointer_problems: list[dict[str, Any]] = field(default_factory=list)  # by kind, most frequent first
+
+    @property
+    def alert_groups(self) -> list[dict[str, Any]]:
+        """The day's alerts in groups, overall leads first (`core.alert_groups.alert_groups`)."""
+        return groups.alert_groups(self.alerts)
 
 
 def native_rows(today: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -104,9 +111,9 @@ def gather(engine: Engine, day: dt.date, trend_days: int = 28, *, flagged_limit:
                                       metrics=(*REPORT_TILE_METRICS, *AGREEMENT_METRICS), slice_name="all"),
         slices=published.metric_rows(engine, day, day, averaging=MICRO, metrics=SLICE_METRICS, exclude_slice="all"),
         agreement=[by_metric[m] for m in AGREEMENT_METRICS if m in by_metric],
+        reader=[by_metric[m] for m in READER_METRICS if m in by_metric],
         flagged=[FlaggedSentence(r, evidence_for(r, passages.get(r["turn_id"], {}))) for r in flagged],
-        alerts=sorted(published.alerts_between(engine, day, day),  # overall first, then by slice
-                      key=lambda a: (a["slice_name"] != "all", a["metric"], a["slice_name"], a["slice_value"])),
+        alerts=published.alerts_between(engine, day, day),
         suggestions=published.day_suggestions(engine, day),
         judge_quality=published.judge_quality_for(engine, day),
         interval_columns=T.METRIC_INTERVAL_COLUMNS,

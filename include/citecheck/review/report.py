@@ -41,7 +41,7 @@ def export_sample(engine: Engine, from_day: dt.date, to_day: dt.date, size: int,
         raise ValueError(f"unknown export format {fmt!r}; expected one of {', '.join(S.FORMATS)}")
     with engine.connect() as conn:
         population = list(WR.judged_sentences(conn, from_day, to_day))
-        items = S.draw(population, size, salt)
+        items = S.draw(population, size, salt, reported=WR.reported_sentences(conn, from_day, to_day))
         sentences = WR.sentence_texts(conn, {(i["day"], i["turn_id"], i["sentence_index"]) for i in items})
         turns = WR.turn_texts(conn, {i["turn_id"] for i in items})
     now = dt.datetime.now(dt.UTC)
@@ -104,6 +104,9 @@ def labelled_items(engine: Engine, from_day: dt.date, to_day: dt.date
             by_item[lab["item_id"]].append(lab)
         rows = {(r["turn_id"], r["sentence_index"]): r for r in population}
         chosen = [i for i in items if i["item_id"] in by_item and (i["turn_id"], i["sentence_index"]) in rows]
+        # the reported census is no random sample: the population the random strata stand for is the rest
+        census = {(i["turn_id"], i["sentence_index"]) for i in items if not S.is_random_stratum(i["stratum"])}
+        population = [r for r in population if (r["turn_id"], r["sentence_index"]) not in census]
         turns = WR.turn_texts(conn, {i["turn_id"] for i in chosen})
     # A stratum labelled only in part counts as a random subsample of it: weight N_h / labelled_h
     # (= 1 / inclusion probability once the whole sample is labelled).
@@ -125,14 +128,29 @@ def labelled_items(engine: Engine, from_day: dt.date, to_day: dt.date
 def build_report(engine: Engine, from_day: dt.date, to_day: dt.date, *, confidence: float = DEFAULT_CONFIDENCE,
                  false_pass_target: float = Q.DEFAULT_FALSE_PASS_TARGET,
                  thresholds: Sequence[float] = Q.DEFAULT_THRESHOLDS) -> dict[str, Any]:
-    """The period's judge quality rows and calibrated metric rows (not stored)."""
+    """The period's judge quality rows and calibrated metric rows (not stored).
+
+    The population estimates (judge quality, weighted back, and the calibrated metrics) use the
+    random strata only: they stand for the judged sentences nobody reported. Judge quality on the
+    sentences readers reported (`REPORTED_STRATUM`, a census) is apart, under `reported` and as
+    `judge_quality` rows of the slice `reader_reported` (raw: labelled items as they are)."""
     population, items, labels = labelled_items(engine, from_day, to_day)
-    quality = (Q.quality_rows(items, confidence) + Q.kappa_rows(labels, SENTENCE_LABELS)
-               + Q.threshold_sweep(items, thresholds, false_pass_target, confidence))
-    calibrated = C.calibrated_rows(population, items, confidence)
+    sampled = [i for i in items if S.is_random_stratum(i["stratum"])]
+    reported = [i for i in items if not S.is_random_stratum(i["stratum"])]
+    sampled_ids = {i["item_id"] for i in sampled}
+    quality = (Q.quality_rows(sampled, confidence) + Q.kappa_rows([lab for lab in labels
+                                                                    if lab["item_id"] in sampled_ids], SENTENCE_LABELS)
+               + Q.threshold_sweep(sampled, thresholds, false_pass_target, confidence))
+    reported_quality = [dict(r, slice_name=S.REPORTED_STRATUM, slice_value="all")
+                        for r in Q.quality_rows(reported, confidence)
+                        if r["slice_name"] == "all" and r["weighting"] == "raw"]
+    calibrated = C.calibrated_rows(population, sampled, confidence)
     return {"from": from_day.isoformat(), "to": to_day.isoformat(), "population": len(population),
-            "labelled_items": len(items), "reviewers": sorted({lab["reviewer"] for lab in labels}),
-            "judges": judges_summary(quality), "judge_quality": quality, "calibrated_metrics": calibrated}
+            "labelled_items": len(sampled), "reviewers": sorted({lab["reviewer"] for lab in labels}),
+            "judges": judges_summary(quality), "judge_quality": quality + reported_quality,
+            "calibrated_metrics": calibrated,
+            "reported": {"labelled_items": len(reported),
+                         "judges": judges_summary([dict(r, slice_name="all") for r in reported_quality])}}
 
 
 def judges_summary(quality: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -192,3 +210,11 @@ def text_lines(report: Mapping[str, Any]) -> Iterator[str]:
     for r in report["calibrated_metrics"]:
         interval = "" if r["ci_low"] is None else f"[{_number(r['ci_low'])}, {_number(r['ci_high'])}]"
         yield f"{r['metric']:<34}{_number(r['value']):>8}  {interval}"
+    reported = report.get("reported") or {}
+    if reported.get("labelled_items"):
+        yield (f"sentences readers reported ({reported['labelled_items']} labelled, all of them exported; "
+               "no random sample, so apart from the estimates above):")
+        for r in report["judge_quality"]:
+            if r["slice_name"] == S.REPORTED_STRATUM:
+                yield (f"{r['judge']:<12}{r['measure']:<12}{r['weighting']:<10}{_number(r['value']):>8}  "
+                       f"{r['numerator']:g}/{r['denominator']:g}")

@@ -9,6 +9,12 @@ stratum the items are the first `n_h` by a salted hash of (turn, sentence), a fi
 order, so the draw is a simple random sample without replacement and its inclusion probability
 is exactly `n_h / N_h`; a re-export of the same period and size draws the same items.
 
+Sentences readers reported a wrong source on (reader events) are labelled examples worth having
+all of: they form their own stratum, drawn whole (inclusion probability 1), and the random
+strata are drawn from the other sentences. They are no random sample: the population estimates
+of `review report` use the random strata (the traffic nobody reported), and judge quality on the
+reported items is reported apart.
+
 The export never carries a judge's verdict, score or name (blind review).
 """
 
@@ -19,7 +25,7 @@ import datetime as dt
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +46,17 @@ def item_id(turn_id: str, sentence_index: int) -> str:
     return "r" + hashlib.sha256(f"{turn_id}\x1f{sentence_index}".encode()).hexdigest()[:20]
 
 
+REPORTED_STRATUM = "reader_reported"  # sentences readers reported a wrong source on: all of them, probability 1
+
+
 def stratum(row: Mapping[str, Any]) -> str:
     """(final verdict, deciding judge) of a published sentence row."""
     return f"{row['verdict']}|{row.get('judge') or 'none'}"
+
+
+def is_random_stratum(name: str) -> bool:
+    """Whether a stratum is a random draw of the population (not the reported census)."""
+    return name != REPORTED_STRATUM
 
 
 def allocate(sizes: Mapping[str, int], size: int) -> dict[str, int]:
@@ -73,13 +87,23 @@ def allocate(sizes: Mapping[str, int], size: int) -> dict[str, int]:
     return alloc
 
 
-def draw(population: Sequence[Mapping[str, Any]], size: int, salt: str = DEFAULT_SALT) -> list[dict[str, Any]]:
+def draw(population: Sequence[Mapping[str, Any]], size: int, salt: str = DEFAULT_SALT,
+         reported: Collection[tuple[str, int]] = ()) -> list[dict[str, Any]]:
     """The sampled rows, each with its stratum, stratum size and count, inclusion probability,
-    item id and cited labels; ordered by item id."""
+    item id and cited labels; ordered by item id. `reported`: (turn, sentence index) of sentences
+    readers reported; they form their own stratum, `REPORTED_STRATUM`, drawn whole (inclusion
+    probability 1) on top of `size`, and the random strata are drawn from the other sentences."""
     strata: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    census: list[Mapping[str, Any]] = []
     for row in population:
-        strata[stratum(row)].append(row)
+        if (row["turn_id"], row["sentence_index"]) in reported:
+            census.append(row)
+        else:
+            strata[stratum(row)].append(row)
     alloc = allocate({k: len(v) for k, v in strata.items()}, size)
+    if census:
+        strata[REPORTED_STRATUM] = census
+        alloc[REPORTED_STRATUM] = len(census)
     out = []
     for name, rows in strata.items():
         n = alloc[name]

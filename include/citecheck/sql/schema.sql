@@ -11,6 +11,8 @@ CREATE TABLE IF NOT EXISTS alerts (
 	direction VARCHAR(4) NOT NULL,
 	size FLOAT NOT NULL,
 	rule TEXT NOT NULL,
+	group_id TEXT,
+	folded BOOLEAN,
 	run_id VARCHAR(64) NOT NULL,
 	created_at TIMESTAMP WITH TIME ZONE NOT NULL,
 	PRIMARY KEY (day, metric, slice_name, slice_value, averaging)
@@ -27,6 +29,10 @@ COMMENT ON COLUMN alerts.direction IS '''up'' or ''down''';
 COMMENT ON COLUMN alerts.size IS 'value - baseline';
 
 COMMENT ON COLUMN alerts.rule IS 'which rule fired and why';
+
+COMMENT ON COLUMN alerts.group_id IS 'the alert leading its group (metric|averaging|slice): a slice moving with an overall alert folds under it';
+
+COMMENT ON COLUMN alerts.folded IS 'true: a slice alert folded under its overall alert';
 
 CREATE TABLE IF NOT EXISTS calibrated_metrics (
 	from_day DATE NOT NULL,
@@ -183,6 +189,31 @@ COMMENT ON COLUMN judgment_cache.sentence_hash IS 'text_hash of the judged sente
 COMMENT ON COLUMN judgment_cache.window_hash IS 'text_hash of the premise window';
 
 COMMENT ON COLUMN judgment_cache.probabilities IS 'JSON list of softmax probabilities, id2label order';
+
+CREATE TABLE IF NOT EXISTS reader_events (
+	event_id VARCHAR(200) NOT NULL,
+	turn_id VARCHAR(200) NOT NULL,
+	event VARCHAR(40) NOT NULL,
+	label VARCHAR(200),
+	sentence_index INTEGER,
+	occurred_at TIMESTAMP WITH TIME ZONE NOT NULL,
+	loaded_at TIMESTAMP WITH TIME ZONE NOT NULL,
+	PRIMARY KEY (event_id)
+);
+
+CREATE INDEX IF NOT EXISTS ix_reader_events_turn ON reader_events (turn_id);
+
+COMMENT ON TABLE reader_events IS 'what readers did with citations (SPEC 1); an event whose turn is not loaded yet is kept';
+
+COMMENT ON COLUMN reader_events.event_id IS 'the app''s id of the event: a reload is idempotent by it';
+
+COMMENT ON COLUMN reader_events.turn_id IS 'the answer it belongs to (counted on that turn''s metric day)';
+
+COMMENT ON COLUMN reader_events.event IS 'citation_shown | citation_opened | source_reported';
+
+COMMENT ON COLUMN reader_events.label IS 'the citation label as the turn carries it (S2, D3)';
+
+COMMENT ON COLUMN reader_events.loaded_at IS 'when the load that stored it ran';
 
 CREATE TABLE IF NOT EXISTS recite_suggestions (
 	day DATE NOT NULL,

@@ -35,6 +35,11 @@ SELECT day,
        MAX(CASE WHEN metric = 'unjudged_rate' THEN value END) AS unjudged_rate,
        MAX(CASE WHEN metric = 'unjudged_rate' THEN ci_low END) AS unjudged_rate_ci_low,
        MAX(CASE WHEN metric = 'unjudged_rate' THEN ci_high END) AS unjudged_rate_ci_high,
+       MAX(CASE WHEN metric = 'citation_open_rate' THEN value END) AS citation_open_rate,
+       MAX(CASE WHEN metric = 'source_reports_per_1000_answers' THEN value END) AS source_reports_per_1000_answers,
+       MAX(CASE WHEN metric = 'reported_citation_unsupported_share' THEN value END) AS reported_citation_unsupported_share,
+       MAX(CASE WHEN metric = 'reported_citation_unsupported_share' THEN ci_low END) AS reported_citation_unsupported_share_ci_low,
+       MAX(CASE WHEN metric = 'reported_citation_unsupported_share' THEN ci_high END) AS reported_citation_unsupported_share_ci_high,
        MAX(CASE WHEN metric = 'attachment_rate' THEN answers END) AS answers
 FROM daily_metrics
 WHERE slice_name = 'all' AND averaging = 'micro'

@@ -2,7 +2,8 @@
 
 - `tables`: every table, defined once (`sql/schema.sql` is generated from it)
 - `engine`: URL resolution, schemas, table creation, the `.sql` files
-- `source`: loading logged turns into the reference source tables, extracting one day
+- `source`: loading logged turns and reader events into the reference source tables, extracting one day
+- `freshness`: published days whose inputs were loaded after their run began (stale days)
 - `staging`: one run's intermediate data, keyed by run id
 - `runs`: the run ledger (the only writer of `runs`), abandoned runs, what a cut-off publish left
 - `locks`: one run per day at a time (`day_locks`)
@@ -43,11 +44,13 @@ from citecheck.warehouse.published import (
 )
 from citecheck.warehouse.source import (
     MAX_JSON_DEPTH,
+    EventLoadReport,
     LoadReport,
     count_day_turns,
     day_bounds,
     extract_day,
     extract_day_chunks,
+    load_reader_events,
     load_source_rows,
     load_turns,
     load_turns_report,
@@ -58,9 +61,36 @@ from citecheck.warehouse.source import (
 from citecheck.warehouse.staging import clean_staging, record_skips
 
 __all__ = [
-    "DEFAULT_WAREHOUSE_URL", "MAX_JSON_DEPTH", "LoadReport", "add_missing_columns", "bi_grants", "clean_staging",
-    "count_day_turns", "day_bounds", "day_metrics", "engine_for", "engine_names", "extract_day", "extract_day_chunks",
-    "grant_bi", "grants_sql", "init_warehouse", "load_source_rows", "load_turns", "load_turns_report", "make_engine",
-    "prior_context_labels", "publish_day", "published_config_hash", "published_row_counts", "published_run_id",
-    "read_sql", "record_skips", "source_rows", "storable", "warehouse_url",
+    "DEFAULT_WAREHOUSE_URL",
+    "MAX_JSON_DEPTH",
+    "EventLoadReport",
+    "LoadReport",
+    "add_missing_columns",
+    "bi_grants",
+    "clean_staging",
+    "count_day_turns",
+    "day_bounds",
+    "day_metrics",
+    "engine_for",
+    "engine_names",
+    "extract_day",
+    "extract_day_chunks",
+    "grant_bi",
+    "grants_sql",
+    "init_warehouse",
+    "load_reader_events",
+    "load_source_rows",
+    "load_turns",
+    "load_turns_report",
+    "make_engine",
+    "prior_context_labels",
+    "publish_day",
+    "published_config_hash",
+    "published_row_counts",
+    "published_run_id",
+    "read_sql",
+    "record_skips",
+    "source_rows",
+    "storable",
+    "warehouse_url",
 ]

@@ -23,7 +23,7 @@ SUGGESTION_COLUMNS = ("day", "run_id", "turn_id", "sentence_index", "kind", "sen
                       "suggested_labels", "source", "document_id", "version", "judge", "score", "quote",
                       "auto_apply", "caution")
 ALERT_COLUMNS = ("day", "metric", "slice_name", "slice_value", "averaging", "baseline", "value", "direction",
-                 "size", "rule", "run_id", "created_at")
+                 "size", "rule", "group_id", "folded", "run_id", "created_at")
 
 
 # --- daily_metrics ----------------------------------------------------------------------------

@@ -19,6 +19,20 @@ NOT_JUDGED = ("not_check_worthy", "not_selected", "unjudged")
 _IN_CHUNK = 1000
 
 
+def reported_sentences(conn: Connection, from_day: dt.date, to_day: dt.date) -> set[tuple[str, int]]:
+    """(turn, sentence index) of the judged check-worthy sentences of the published days in
+    [from_day, to_day] that a reader reported a wrong source on (`source_reported` events: the
+    sentence named by its index and citing the label, or, without an index, every judged sentence
+    of the turn citing the label)."""
+    s, e = T.sentence_verdicts.c, T.reader_events.c
+    q = (sa.select(s.turn_id, s.sentence_index, s.labels, e.label, e.sentence_index.label("event_index"))
+         .join(T.reader_events, e.turn_id == s.turn_id)
+         .where(s.day >= from_day, s.day <= to_day, s.check_worthy.is_(True), s.verdict.not_in(NOT_JUDGED),
+                e.event == "source_reported", e.label.is_not(None),
+                sa.or_(e.sentence_index.is_(None), e.sentence_index == s.sentence_index)))
+    return {(r.turn_id, r.sentence_index) for r in conn.execute(q) if r.label in (r.labels or [])}
+
+
 def judged_sentences(conn: Connection, from_day: dt.date, to_day: dt.date) -> Iterator[dict[str, Any]]:
     """The judged check-worthy sentences of the published days in [from_day, to_day] (the
     population of the judged metrics), each with its citation count and credited citations,

@@ -16,6 +16,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from citecheck.core.formats import NATIVE_FIELDS
 from citecheck.core.formats.common import replaced_characters
+from citecheck.core.reader_events import ReaderEvent
 from citecheck.core.turns import (
     MAX_ID_CHARS,
     MAX_LABEL_CHARS,
@@ -374,6 +375,85 @@ def _padded(ids: list[str]) -> list[str]:
     while size < len(ids):
         size *= 2
     return ids + [ids[-1]] * (size - len(ids))
+
+
+# --- reader events (SPEC §1) ------------------------------------------------------------------
+
+@dataclass
+class EventLoadReport:
+    """What one load of reader events did. `duplicates`: (event id, "already loaded" or the
+    index of the earlier event of this load) for events not stored again (the first version
+    stays, and with it its `loaded_at`); `orphaned`: (event id, turn id) of stored events whose
+    turn is not in the warehouse (kept: a turn loaded later picks them up)."""
+
+    loaded: int = 0
+    duplicates: list[tuple[str, str | int]] = field(default_factory=list)
+    orphaned: list[tuple[str, str]] = field(default_factory=list)
+
+
+def load_reader_events(engine: Engine, events: Iterable[ReaderEvent], batch_size: int = 1000) -> EventLoadReport:
+    """Insert reader events, idempotent by event id: an event id already stored, or given twice
+    in this load, is a duplicate and the first version stays."""
+    report = EventLoadReport()
+    seen: dict[str, int] = {}
+    batch: list[ReaderEvent] = []
+    for position, event in enumerate(events):
+        if event.event_id in seen:
+            report.duplicates.append((event.event_id, seen[event.event_id]))
+            continue
+        seen[event.event_id] = position
+        batch.append(event)
+        if len(batch) >= batch_size:
+            _write_events(engine, batch, report)
+            batch = []
+    if batch:
+        _write_events(engine, batch, report)
+    return report
+
+
+def _write_events(engine: Engine, batch: list[ReaderEvent], report: EventLoadReport) -> None:
+    e, t = T.reader_events.c, T.source_turns.c
+    now = dt.datetime.now(dt.UTC)
+    with engine.begin() as conn:
+        ids = [ev.event_id for ev in batch]
+        stored = set(conn.execute(sa.select(e.event_id).where(e.event_id.in_(ids))).scalars())
+        fresh = [ev for ev in batch if ev.event_id not in stored]
+        report.duplicates.extend((i, "already loaded") for i in ids if i in stored)
+        if not fresh:
+            return
+        conn.execute(T.reader_events.insert(), [{**ev.as_row(), "loaded_at": now} for ev in fresh])
+        turn_ids = sorted({ev.turn_id for ev in fresh})
+        known = set(conn.execute(sa.select(t.turn_id).where(t.turn_id.in_(turn_ids))).scalars())
+        report.orphaned.extend((ev.event_id, ev.turn_id) for ev in fresh if ev.turn_id not in known)
+        report.loaded += len(fresh)
+
+
+def _day_turn_ids(day: dt.date, timezone: str) -> sa.Select[Any]:
+    start, end = day_bounds(day, timezone)
+    t = T.source_turns.c
+    return sa.select(t.turn_id).where(t.answered_at >= start, t.answered_at < end)
+
+
+def day_has_reader_events(conn: Connection, day: dt.date, timezone: str = "UTC") -> bool:
+    """Whether any reader event belongs to a turn of the day (else its reader metrics are null)."""
+    e = T.reader_events.c
+    query = sa.select(e.event_id).where(e.turn_id.in_(_day_turn_ids(day, timezone))).limit(1)
+    return conn.execute(query).first() is not None
+
+
+def reader_events_of(conn: Connection, turn_ids: Iterable[str]) -> dict[str, list[ReaderEvent]]:
+    """turn id → its reader events (by time), for the given turns (the job asks per chunk)."""
+    ids = sorted(set(turn_ids))
+    out: dict[str, list[ReaderEvent]] = {}
+    if not ids:
+        return out
+    e = T.reader_events.c
+    query = sa.select(e.event_id, e.turn_id, e.event, e.occurred_at, e.label, e.sentence_index).where(
+        e.turn_id.in_(sa.bindparam("ids", expanding=True))).order_by(e.turn_id, e.occurred_at, e.event_id)
+    for start in range(0, len(ids), 1000):
+        for row in conn.execute(query, {"ids": _padded(ids[start:start + 1000])}):
+            out.setdefault(row.turn_id, []).append(ReaderEvent(*row))
+    return out
 
 
 def passages_by_label(engine: Engine, turn_ids: Iterable[str]) -> dict[str, dict[str, dict[str, Any]]]:

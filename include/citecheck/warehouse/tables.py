@@ -1,7 +1,9 @@
 """Every warehouse table, defined once with SQLAlchemy Core; `sql/schema.sql` is generated from
 these definitions (`python -m citecheck ddl`), never written by hand.
 
-Source (reference schema users map their logs onto): `source_turns`, `source_passages`.
+Source (reference schema users map their logs onto): `source_turns`, `source_passages`, and the
+reader events of the app's interface, `reader_events` (SPEC §1; `loaded_at` on turns and events
+tells which published days are stale).
 Outputs (SPEC §7): `sentence_verdicts`, `citation_verdicts`, `daily_metrics`, `skipped_turns`,
 `recite_suggestions`, `runs`, `reports` (the rendered daily report), and the judgment cache;
 `alerts` (written by the monitor step after publish). The review loop (`citecheck.review`):
@@ -95,6 +97,20 @@ source_passages = Table(
     Column("text", Text, nullable=True),
     Column("document_id", String(200), nullable=True),
     Column("version", String(100), nullable=True),
+)
+
+
+reader_events = Table(
+    "reader_events", metadata,
+    Column("event_id", _id(), primary_key=True, comment="the app's id of the event: a reload is idempotent by it"),
+    Column("turn_id", _id(), nullable=False, comment="the answer it belongs to (counted on that turn's metric day)"),
+    Column("event", String(40), nullable=False, comment="citation_shown | citation_opened | source_reported"),
+    Column("label", _id(), nullable=True, comment="the citation label as the turn carries it (S2, D3)"),
+    Column("sentence_index", Integer, nullable=True),
+    Column("occurred_at", UTCDateTime, nullable=False),
+    Column("loaded_at", UTCDateTime, nullable=False, comment="when the load that stored it ran"),
+    Index("ix_reader_events_turn", "turn_id"),
+    comment="what readers did with citations (SPEC 1); an event whose turn is not loaded yet is kept",
 )
 
 
@@ -222,6 +238,9 @@ alerts = Table(
     Column("direction", String(4), nullable=False, comment="'up' or 'down'"),
     Column("size", Float, nullable=False, comment="value - baseline"),
     Column("rule", Text, nullable=False, comment="which rule fired and why"),
+    Column("group_id", Text, nullable=True, comment="the alert leading its group (metric|averaging|slice): a slice"
+                                                    " moving with an overall alert folds under it"),
+    Column("folded", Boolean, nullable=True, comment="true: a slice alert folded under its overall alert"),
     Column("run_id", String(64), nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
     comment="Step changes of the daily metrics against their own history; a rerun of a day replaces its alerts",
@@ -407,7 +426,7 @@ OUTPUT_TABLES = {
 }
 STAGING_TABLES = (stage_turns, stage_judgments, stage_skipped, stage_sentence_verdicts, stage_citation_verdicts,
                   stage_daily_metrics, stage_recite_suggestions)
-SOURCE_TABLES = (source_turns, source_passages)
+SOURCE_TABLES = (source_turns, source_passages, reader_events)
 # Answer, passage and LLM text in what the BI role reads: refused to it unless `grant-bi --with-texts`
 # (the report pages that show the same texts need an Airflow login).
 BI_TEXT_COLUMNS = {

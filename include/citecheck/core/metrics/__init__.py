@@ -35,9 +35,11 @@ from citecheck.core.metrics.definitions import (
     NO_SOURCE_TEXT,
     PADDING_MIN_CITATIONS,
     RATE_METRICS,
+    READER_METRICS,
     RECALL_UPPER_BOUNDS,
     REPORT_TILE_METRICS,
     REWRITE_OR_BLOCK_VERDICTS,
+    SCORED_HEADLINE_METRICS,
     TURN_LEVEL_METRICS,
 )
 from citecheck.core.metrics.invariants import invariant_violations
@@ -47,8 +49,8 @@ from citecheck.core.metrics.slice_cap import OTHER_SLICE_VALUE, SliceCap
 __all__ = [
     "COUNT_KEYS", "DERIVED", "HEADLINE_METRICS", "INTERVAL_MEAN_KEYS", "JUDGED_COUNT_KEYS", "JUDGED_MACRO_NAMES",
     "JUDGED_METRICS", "METRICS", "METRIC_NAMES", "MULTI_CITATION_SLICE_MIN", "NO_SOURCE_TEXT", "OTHER_SLICE_VALUE",
-    "PADDING_MIN_CITATIONS", "RATE_METRICS", "RECALL_UPPER_BOUNDS", "REPORT_TILE_METRICS", "REWRITE_OR_BLOCK_VERDICTS",
-    "TURN_LEVEL_METRICS", "MetricAccumulator", "ScoredTurn", "SliceCap", "cited_chars", "f1", "f1_value",
-    "full_counts", "interval_json", "invariant_violations", "length_bucket", "macro_values", "ratios", "turn_counts",
-    "values", "verdict_counts",
+    "PADDING_MIN_CITATIONS", "RATE_METRICS", "READER_METRICS", "RECALL_UPPER_BOUNDS", "REPORT_TILE_METRICS",
+    "REWRITE_OR_BLOCK_VERDICTS", "SCORED_HEADLINE_METRICS", "TURN_LEVEL_METRICS", "MetricAccumulator", "ScoredTurn",
+    "SliceCap", "cited_chars", "f1", "f1_value", "full_counts", "interval_json", "invariant_violations",
+    "length_bucket", "macro_values", "ratios", "turn_counts", "values", "verdict_counts",
 ]

@@ -20,16 +20,20 @@ from citecheck.core.metrics.definitions import (
     REWRITE_OR_BLOCK_VERDICTS,
 )
 from citecheck.core.model import Sentence, StructuredTurn
+from citecheck.core.reader_events import ReaderEvent, reader_counts
 from citecheck.core.verdicts import SUPPORTED, UNJUDGED, SentenceVerdict
 
 
 @dataclass(frozen=True, slots=True)
 class ScoredTurn:
-    """A turn after judging: its structure, one verdict per sentence, and whether it was judged."""
+    """A turn after judging: its structure, one verdict per sentence, and whether it was judged.
+    `reader_events`: its reader events, None when its day logs no reader event at all (the
+    reader metrics are then null, not zero)."""
 
     structured: StructuredTurn
     verdicts: tuple[SentenceVerdict, ...]
     selected: bool = True
+    reader_events: tuple[ReaderEvent, ...] | None = None
 
     @property
     def turn_id(self) -> str:
@@ -64,6 +68,8 @@ def sentence_counts(scored: ScoredTurn, verdicts: Sequence[SentenceVerdict], *, 
     if whole:
         rewrite = any(c[verdict] for verdict in REWRITE_OR_BLOCK_VERDICTS)
         c["answers_rewrite_or_block"] = int(rewrite or c["unknown_labels"] > 0)
+        if scored.reader_events is not None:  # the reader metrics (`core.reader_events.reader_counts`)
+            c.update(reader_counts(scored.reader_events, scored.verdicts, selected=scored.selected))
     return c
 
 

@@ -8,6 +8,7 @@ taken); scale 1 metrics are rates in [0, 1], scale 1000 ones are counts per 1,00
 from __future__ import annotations
 
 from citecheck.core.formats import POINTER_PROBLEM_KINDS
+from citecheck.core.reader_events import READER_COUNT_KEYS
 from citecheck.core.verdicts import MISCITED, UNSUPPORTED
 
 # metric -> (numerator count, denominator count, scale)
@@ -49,6 +50,12 @@ METRICS: dict[str, tuple[str, str, float]] = {
     "first_stage_agreement": ("first_stage_agree", "agreement_sample", 1.0),
     "first_stage_false_pass_rate": ("first_stage_false_pass", "agreement_sample_llm_unsupported", 1.0),
     "first_stage_false_fail_rate": ("first_stage_false_fail", "agreement_sample_llm_supported", 1.0),
+    # reader events (citecheck.core.reader_events): counted on the turn's day, null on a day that logs none
+    "citation_open_rate": ("citations_opened", "citations_shown", 1.0),
+    "citation_opens_per_1000_answers": ("citation_opens", "reader_answers", 1000.0),
+    "source_reports_per_1000_answers": ("source_reports", "reader_answers", 1000.0),
+    # judged: reported citations whose sentence was judged, those the judges did not credit
+    "reported_citation_unsupported_share": ("reported_citations_uncredited", "judged_reported_citations", 1.0),
 }
 # Derived from two metrics, not from counts: the harmonic mean of recall and precision.
 DERIVED = ("citation_f1",)
@@ -62,7 +69,7 @@ COUNT_KEYS = (
     "agreement_sample_llm_supported", "agreement_sample_llm_unsupported", "first_stage_false_pass",
     "first_stage_false_fail", "answers_rewrite_or_block", "pointer_problem_citations",
     *(f"pointer_problem_citations_{kind}" for kind in POINTER_PROBLEM_KINDS), "unverified_citations",
-    "no_source_text_sentences",
+    "no_source_text_sentences", *READER_COUNT_KEYS,
 )
 # The unjudged reason of a sentence whose cited sources were all logged without text (SPEC §3.4).
 NO_SOURCE_TEXT = "no_source_text"
@@ -70,9 +77,11 @@ METRIC_NAMES = (*METRICS, *DERIVED)
 RATE_METRICS = tuple(m for m, (_, _, scale) in METRICS.items() if scale == 1.0) + DERIVED
 JUDGED_METRICS = frozenset(m for m, (_, den, _) in METRICS.items() if den.startswith(("judged", "selected"))
                            or den.startswith("agreement")) | frozenset(DERIVED)
+READER_METRICS = ("citation_open_rate", "citation_opens_per_1000_answers", "source_reports_per_1000_answers",
+                  "reported_citation_unsupported_share")
 # Metrics of whole answers: a slice of sentences (has_number, multi_citation) does not have them.
 TURN_LEVEL_METRICS = frozenset({"refusal_rate", "unknown_labels_per_1000_answers", "cited_char_share",
-                                "rewrite_or_block_per_1000_answers"})
+                                "rewrite_or_block_per_1000_answers", *READER_METRICS})
 REWRITE_OR_BLOCK_VERDICTS = frozenset({UNSUPPORTED, MISCITED})
 # SPEC §5 invariant: citation_recall is at most each of these, per slice and averaging.
 RECALL_UPPER_BOUNDS = ("judged_attachment_rate", "faithfulness")
@@ -87,8 +96,11 @@ PADDING_MIN_CITATIONS = 3
 HEADLINE_METRICS = (
     "attachment_rate", "citation_recall", "citation_precision", "citation_f1", "support_rate_of_cited",
     "faithfulness", "unknown_label_rate", "miscited_rate", "uncited_supported_rate", "unsupported_rate",
-    "refusal_rate", "unjudged_rate",
+    "refusal_rate", "unjudged_rate", "citation_open_rate", "source_reports_per_1000_answers",
+    "reported_citation_unsupported_share",
 )
+# The headline metrics a scored file has without the warehouse's reader events (`score`, `compare`).
+SCORED_HEADLINE_METRICS = tuple(m for m in HEADLINE_METRICS if m not in READER_METRICS)
 # The daily report's tiles and trend charts: the headline rates a reader acts on, with the
 # per-1,000-answer counts and the padding alarm in place of the rates they restate.
 REPORT_TILE_METRICS = (
