@@ -155,16 +155,18 @@ def _open_in_chromium(server: Superset, path: str, chart_count: int) -> None:
         context.route(f"https://{TELEMETRY_HOST}/**",
                       lambda route: (pixel.append(route.request.url), route.fulfill(
                           status=200, content_type="image/gif", body=EMPTY_GIF)))
-        page.goto(f"{server.url}/login/", wait_until="networkidle", timeout=180_000)
+        # readiness is what the page shows, not network silence (Superset's UI keeps polling)
+        page.goto(f"{server.url}/login/", wait_until="domcontentloaded", timeout=180_000)
+        page.wait_for_selector("#username", timeout=180_000)
         page.fill("#username", server.username)
         page.fill("#password", server.password)
         page.keyboard.press("Enter")
         page.wait_for_url(lambda url: "/login" not in url, timeout=180_000)
-        page.goto(check.url, wait_until="networkidle", timeout=300_000)
+        page.goto(check.url, wait_until="domcontentloaded", timeout=300_000)
         page.wait_for_function(
             "n => document.querySelectorAll('.dashboard-component-chart-holder canvas, "
             ".dashboard-component-chart-holder table').length >= n", arg=chart_count, timeout=300_000)
-        page.wait_for_load_state("networkidle", timeout=300_000)
+        page.wait_for_load_state("load", timeout=300_000)
         page.screenshot(path=str(shot), full_page=True)
         context.close()
         browser.close()
