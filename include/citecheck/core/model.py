@@ -117,11 +117,16 @@ class Sentence:
 
 @dataclass(frozen=True, slots=True)
 class StructuredTurn:
-    """A turn with its sentences: everything the no-model checks know."""
+    """A turn with its sentences: everything the no-model checks know. `language` is the turn's
+    (SPEC §2.2: an ISO 639 code or `und`), `language_source` `logged` or `detected`,
+    `language_repair` the input repair its logged tag needed (`invalid_language_tag`) or None."""
 
     turn: Turn
     sentences: tuple[Sentence, ...]
     is_refusal: bool
+    language: str = "und"
+    language_source: str = "detected"
+    language_repair: str | None = None
 
     @property
     def turn_id(self) -> str:
