@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from citecheck.core.figures import Figure
+
 
 @dataclass(frozen=True, slots=True)
 class Passage:
@@ -104,6 +106,7 @@ class Sentence:
     is_refusal: bool = False
     pointer_problems: tuple[tuple[str, str], ...] = ()  # (label, kind): native labels unknown by a pointer problem
     unverified: tuple[tuple[str, str], ...] = ()  # (label, "field,field"): what the job could not check
+    figures: tuple[Figure, ...] = ()  # check-worthy sentences: figures traced against the resolved cited passages
 
     @property
     def resolved_labels(self) -> tuple[str, ...]:

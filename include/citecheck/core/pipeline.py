@@ -218,6 +218,7 @@ def sentence_record(v: SentenceVerdict) -> dict[str, Any]:
         "check_worthy": s.check_worthy,
         "non_claim_reason": s.non_claim_reason,
         "attached": s.attached,
+        "figures": [f.as_dict() for f in s.figures],
         "verdict": v.verdict,
         "supported_elsewhere_by": "+".join(v.supported_elsewhere_by) or None,
         "judge": j.judge if j else None,
@@ -253,6 +254,7 @@ def sentence_json(v: SentenceVerdict, *, judged: bool = True) -> dict[str, Any]:
     s, j = v.sentence, v.judgment
     record = sentence_record(v)
     out = {key: record[key] for key in STRUCTURAL_FIELDS}
+    out["figures"] = record["figures"]
     out.update(duplicate_labels=list(s.duplicate_labels), markers_after_stop=s.markers_after_stop)
     if s.pointer_problems or s.unverified:
         out.update(pointer_problems=dict(s.pointer_problems), unverified=dict(s.unverified))
