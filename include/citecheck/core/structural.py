@@ -12,7 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from citecheck.core.config import Config
-from citecheck.core.languages import turn_language
+from citecheck.core.figures import DEFAULT_LANGUAGE, Figure, find_figures, trace_figures
+from citecheck.core.languages import UNDETERMINED, turn_language
 from citecheck.core.model import Sentence, StructuredTurn, Turn
 from citecheck.core.parsing import ParsedSentence, parse_answer, parse_cited
 from citecheck.core.text import normalise_for_match
@@ -171,11 +172,23 @@ def _native_labels(turn: Turn, hits: list[list[int]]) -> list[_NativeLabels]:
     return out
 
 
+def sentence_figures(text: str, resolved: tuple[str, ...], turn: Turn, language: str) -> tuple[Figure, ...]:
+    """A check-worthy sentence's figures, traced against its resolved cited passages that have
+    text (SPEC §3 item 5); `traced` is null when no resolved cited passage has text to trace in."""
+    figures = find_figures(text, language)
+    if not figures:
+        return ()
+    passages = [p.text for p in (turn.passage(label) for label in resolved) if p is not None and p.has_text]
+    return trace_figures(figures, passages, language)
+
+
 def structure_turn(turn: Turn, config: Config, history: ConversationHistory | None = None) -> StructuredTurn:
-    """Find the turn's language, parse it and run every structural check on its sentences."""
+    """Find the turn's language (SPEC §2.2), parse it and run every structural check on its
+    sentences, in its language (segmentation, check-worthiness, figures)."""
     context_labels = {p.label for p in turn.context}
     sentences: list[Sentence] = []
     language = turn_language(turn.attributes, turn.answer)
+    figures_language = DEFAULT_LANGUAGE if language.code == UNDETERMINED else language.code
     parsed_sentences, hits = _parse(turn, config, language.code)
     native = hits is not None
     by_sentence = _native_labels(turn, hits) if hits is not None else []
@@ -188,6 +201,8 @@ def structure_turn(turn: Turn, config: Config, history: ConversationHistory | No
             if history is not None and history.is_stale(turn.conversation_id, turn.turn_index, lab)
         )
         worthy, reason = check_worthiness(parsed.text, config, language.code)
+        resolved = tuple(dict.fromkeys(lab for lab in parsed.labels if lab not in unknown))
+        figures = sentence_figures(parsed.text, resolved, turn, figures_language) if worthy else ()
         sentences.append(Sentence(
             index=i,
             text=parsed.text,
@@ -204,6 +219,7 @@ def structure_turn(turn: Turn, config: Config, history: ConversationHistory | No
             is_refusal=reason == "refusal",
             pointer_problems=tuple((storable_label(k), v) for k, v in notes.problems.items()) if notes else (),
             unverified=tuple((storable_label(k), v) for k, v in notes.unverified.items()) if notes else (),
+            figures=figures,
         ))
     if history is not None:
         history.record(turn.conversation_id, turn.turn_index, context_labels)
