@@ -25,6 +25,7 @@ DETECTED = "detected"
 LANGUAGE_SOURCES = (LOGGED, DETECTED)
 LANGUAGE_ATTRIBUTES = ("language", "locale")  # the attribute keys read, in this order
 INVALID_LANGUAGE_TAG = "invalid_language_tag"  # the input repair a malformed logged tag counts
+LANGUAGE_UNSUPPORTED = "language_unsupported"  # the unjudged reason: no NLI model reads the language
 
 # BCP 47 (RFC 5646) language tags, case-insensitive: language[-extlang][-script][-region][-variant]
 # [-extension][-privateuse]. Grandfathered tags and bare private use ("x-…") are not a language.

@@ -165,6 +165,7 @@ class JudgeItem:
     cited: tuple[str, ...]
     context: tuple[Passage, ...]
     claim_index: int | None = None  # a claims mode: the claim of the sentence (`sentence` is its text)
+    language: str = "und"  # the turn's language (SPEC §2.2): picks the NLI model of a `"models"` map
 
     @property
     def key(self) -> JudgmentKey:
