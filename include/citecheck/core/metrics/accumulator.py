@@ -46,6 +46,12 @@ JUDGED_MACRO_NAMES = tuple(m for m in METRIC_NAMES if m in JUDGED_METRICS)
 INTERVAL_MEAN_KEYS = tuple(f"macro:{m}" for m in JUDGED_MACRO_NAMES)
 _ZEROS = (0,) * len(JUDGED_COUNT_KEYS)
 _NUMBER = re.compile(r"\d")
+# The built-in sentence slices (SPEC §5): each one's test of a sentence; a slice's values are "yes"
+# and "no". Criteria scopes (`where = { has_number = "yes" }`) read the same tests.
+SENTENCE_SLICES: dict[str, Callable[[SentenceVerdict], bool]] = {
+    "has_number": lambda v: bool(_NUMBER.search(v.sentence.text)),
+    "multi_citation": lambda v: len(v.sentence.labels) >= MULTI_CITATION_SLICE_MIN,
+}
 
 
 @dataclass
@@ -192,9 +198,9 @@ class MetricAccumulator:
     def _sentence_slices(self) -> list[tuple[str, Callable[[SentenceVerdict], bool]]]:
         slices: list[tuple[str, Callable[[SentenceVerdict], bool]]] = []
         if self.config.slice_numbers:
-            slices.append(("has_number", lambda v: bool(_NUMBER.search(v.sentence.text))))
+            slices.append(("has_number", SENTENCE_SLICES["has_number"]))
         if self.config.slice_multi_citation:
-            slices.append(("multi_citation", lambda v: len(v.sentence.labels) >= MULTI_CITATION_SLICE_MIN))
+            slices.append(("multi_citation", SENTENCE_SLICES["multi_citation"]))
         return slices
 
     def counts(self, slice_name: str = "all", slice_value: str = "all") -> Counter[str]:
@@ -216,7 +222,7 @@ class MetricAccumulator:
         """Long rows: one per (slice, metric, averaging), as the daily metrics table stores them."""
         out: list[dict[str, Any]] = []
         for (slice_name, slice_value), acc in sorted(self._slices.items()):
-            sentence_slice = slice_name in ("has_number", "multi_citation")
+            sentence_slice = slice_name in SENTENCE_SLICES
             for averaging, metric_map, spans in (("micro", acc.micro(), acc.micro_intervals()),
                                                  ("macro", acc.macro(), acc.macro_intervals())):
                 for metric, r in metric_map.items():
