@@ -33,7 +33,8 @@ def add_bi_commands(sub: Any) -> None:
     s = bi.add_parser("superset", help="write a Superset import bundle (superset import-directory DIR)")
     s.add_argument("--warehouse-url", required=True, help="the warehouse as Superset connects to it")
     s.add_argument("--out", required=True, help="the bundle folder (metadata.yaml, databases/, datasets/, ...)")
-    s.add_argument("--schema", default=None, help="schema of the published tables (default: the URL's default)")
+    s.add_argument("--schema", default=None, help="schema of the published tables (default: "
+                   "CITECHECK_WAREHOUSE_SCHEMA, else public on PostgreSQL, main on SQLite)")
     s.set_defaults(func=_cmd_superset)
 
 
