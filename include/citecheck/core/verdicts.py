@@ -2,7 +2,8 @@
 
 Verdicts: `supported` (its resolved citations support it), `miscited` (they don't, another
 context passage does), `uncited_supported` (no resolved citation, a passage supports it),
-`unsupported`, `unjudged` (no judgment), `not_check_worthy`, `not_selected` (its turn was outside the
+`unsupported`, `unjudged` (no judgment), `partially_supported` (a claims mode: some of its claims
+supported, some not; `citecheck.core.claims.verdicts`), `not_check_worthy`, `not_selected` (its turn was outside the
 judged share); LLM-judged sentences may carry
 `partial` or `contradicted`.
 
@@ -25,6 +26,7 @@ MISCITED = "miscited"
 UNCITED_SUPPORTED = "uncited_supported"
 UNSUPPORTED = "unsupported"
 UNJUDGED = "unjudged"
+PARTIALLY_SUPPORTED = "partially_supported"
 NOT_CHECK_WORTHY = "not_check_worthy"
 NOT_SELECTED = "not_selected"
 PARTIAL = "partial"

@@ -19,12 +19,15 @@ from citecheck.core.metrics.accumulator import (
     INTERVAL_MEAN_KEYS,
     JUDGED_COUNT_KEYS,
     JUDGED_MACRO_NAMES,
+    SENTENCE_SLICES,
     MetricAccumulator,
     interval_json,
     length_bucket,
 )
 from citecheck.core.metrics.counts import ScoredTurn, cited_chars, full_counts, turn_counts, verdict_counts
 from citecheck.core.metrics.definitions import (
+    CLAIM_COUNT_KEYS,
+    CLAIM_METRICS,
     COUNT_KEYS,
     DERIVED,
     HEADLINE_METRICS,
@@ -47,10 +50,12 @@ from citecheck.core.metrics.ratios import f1, f1_value, macro_values, ratios, va
 from citecheck.core.metrics.slice_cap import OTHER_SLICE_VALUE, SliceCap
 
 __all__ = [
+    "CLAIM_COUNT_KEYS", "CLAIM_METRICS",
     "COUNT_KEYS", "DERIVED", "HEADLINE_METRICS", "INTERVAL_MEAN_KEYS", "JUDGED_COUNT_KEYS", "JUDGED_MACRO_NAMES",
     "JUDGED_METRICS", "METRICS", "METRIC_NAMES", "MULTI_CITATION_SLICE_MIN", "NO_SOURCE_TEXT", "OTHER_SLICE_VALUE",
     "PADDING_MIN_CITATIONS", "RATE_METRICS", "READER_METRICS", "RECALL_UPPER_BOUNDS", "REPORT_TILE_METRICS",
-    "REWRITE_OR_BLOCK_VERDICTS", "SCORED_HEADLINE_METRICS", "TURN_LEVEL_METRICS", "MetricAccumulator", "ScoredTurn",
+    "REWRITE_OR_BLOCK_VERDICTS", "SCORED_HEADLINE_METRICS", "SENTENCE_SLICES", "TURN_LEVEL_METRICS",
+    "MetricAccumulator", "ScoredTurn",
     "SliceCap", "cited_chars", "f1", "f1_value", "full_counts", "interval_json", "invariant_violations",
     "length_bucket", "macro_values", "ratios", "turn_counts", "values", "verdict_counts",
 ]

@@ -56,6 +56,18 @@ METRICS: dict[str, tuple[str, str, float]] = {
     "source_reports_per_1000_answers": ("source_reports", "reader_answers", 1000.0),
     # judged: reported citations whose sentence was judged, those the judges did not credit
     "reported_citation_unsupported_share": ("reported_citations_uncredited", "judged_reported_citations", 1.0),
+    # claims (SPEC §2.1), in a claims mode only: a link is one (claim, label) pair; structural over
+    # every turn, judged over the selected turns' judged claims
+    "claims_per_sentence": ("check_worthy_claims", "check_worthy_sentences", 1.0),
+    "claim_attachment_rate": ("claim_attached", "check_worthy_claims", 1.0),
+    "claim_recall": ("supported_claims", "judged_claims", 1.0),
+    "claim_precision": ("credited_claim_links", "judged_claim_links", 1.0),
+    "claim_faithfulness": ("faithful_claims", "judged_claims", 1.0),
+    "claim_judged_attachment_rate": ("judged_claim_attached", "judged_claims", 1.0),
+    "claim_miscited_rate": ("miscited_claims", "judged_claims", 1.0),
+    "claim_uncited_supported_rate": ("uncited_supported_claims", "judged_claims", 1.0),
+    "claim_unsupported_rate": ("unsupported_claims", "judged_claims", 1.0),
+    "partially_supported_rate": ("partially_supported", "judged_sentences", 1.0),
 }
 # Derived from two metrics, not from counts: the harmonic mean of recall and precision.
 DERIVED = ("citation_f1",)
@@ -71,10 +83,22 @@ COUNT_KEYS = (
     *(f"pointer_problem_citations_{kind}" for kind in POINTER_PROBLEM_KINDS), "unverified_citations",
     "no_source_text_sentences", *READER_COUNT_KEYS,
 )
+# The counts of a claims mode (SPEC §2.1): absent from a sentence-mode output, which stays as it
+# was without claims; `claim_splits_rejected` counts splits kept whole because they added content.
+CLAIM_COUNT_KEYS = (
+    "check_worthy_claims", "claim_attached", "judged_claims", "judged_claim_attached", "judged_claim_links",
+    "credited_claim_links", "supported_claims", "faithful_claims", "miscited_claims", "uncited_supported_claims",
+    "unsupported_claims", "partially_supported", "claim_splits_rejected",
+)
+COUNT_KEYS = (*COUNT_KEYS, *CLAIM_COUNT_KEYS)
+# The metrics a claims mode adds; a sentence-mode output has none of them.
+CLAIM_METRICS = frozenset(m for m, (num, _, _) in METRICS.items() if num in CLAIM_COUNT_KEYS)
 # The unjudged reason of a sentence whose cited sources were all logged without text (SPEC §3.4).
 NO_SOURCE_TEXT = "no_source_text"
 METRIC_NAMES = (*METRICS, *DERIVED)
-RATE_METRICS = tuple(m for m, (_, _, scale) in METRICS.items() if scale == 1.0) + DERIVED
+# scale 1 metrics that are not rates: claims per check-worthy sentence (1 or more)
+NOT_RATES = frozenset({"claims_per_sentence"})
+RATE_METRICS = tuple(m for m, (_, _, scale) in METRICS.items() if scale == 1.0 and m not in NOT_RATES) + DERIVED
 JUDGED_METRICS = frozenset(m for m, (_, den, _) in METRICS.items() if den.startswith(("judged", "selected"))
                            or den.startswith("agreement")) | frozenset(DERIVED)
 READER_METRICS = ("citation_open_rate", "citation_opens_per_1000_answers", "source_reports_per_1000_answers",
@@ -85,6 +109,7 @@ TURN_LEVEL_METRICS = frozenset({"refusal_rate", "unknown_labels_per_1000_answers
 REWRITE_OR_BLOCK_VERDICTS = frozenset({UNSUPPORTED, MISCITED})
 # SPEC §5 invariant: citation_recall is at most each of these, per slice and averaging.
 RECALL_UPPER_BOUNDS = ("judged_attachment_rate", "faithfulness")
+CLAIM_RECALL_UPPER_BOUNDS = ("claim_judged_attachment_rate", "claim_faithfulness")
 # Two different thresholds on purpose: the `multi_citation` slice holds sentences with two or
 # more citations; `multi_citation_share` counts sentences with three or more (a padding signal).
 MULTI_CITATION_SLICE_MIN = 2

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from citecheck.core.metrics.definitions import RATE_METRICS, RECALL_UPPER_BOUNDS
+from citecheck.core.metrics.definitions import CLAIM_RECALL_UPPER_BOUNDS, RATE_METRICS, RECALL_UPPER_BOUNDS
 
 
 def invariant_violations(rows: Iterable[Mapping[str, Any]]) -> list[str]:
@@ -20,11 +20,13 @@ def invariant_violations(rows: Iterable[Mapping[str, Any]]) -> list[str]:
         if row["metric"] in RATE_METRICS and v is not None and not -1e-9 <= v <= 1 + 1e-9:
             problems.append(f"{row['metric']} {key} = {v} is outside [0, 1]")
     for key, m in by_key.items():
-        recall = m.get("citation_recall")
-        if recall is None:
-            continue
-        for bound in RECALL_UPPER_BOUNDS:
-            b = m.get(bound)
-            if b is not None and recall > b + 1e-9:
-                problems.append(f"citation_recall {recall} > {bound} {b} for {key}")
+        for recall_name, bounds in (("citation_recall", RECALL_UPPER_BOUNDS),
+                                    ("claim_recall", CLAIM_RECALL_UPPER_BOUNDS)):
+            recall = m.get(recall_name)
+            if recall is None:
+                continue
+            for bound in bounds:
+                b = m.get(bound)
+                if b is not None and recall > b + 1e-9:
+                    problems.append(f"{recall_name} {recall} > {bound} {b} for {key}")
     return problems
