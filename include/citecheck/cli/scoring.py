@@ -10,7 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from citecheck.cli import options
-from citecheck.cli.common import EXIT_OK, EXIT_SKIPPED, EXIT_USAGE, error, warehouse, write_json
+from citecheck.cli.common import (
+    EXIT_DECISION_FAILED,
+    EXIT_OK,
+    EXIT_SKIPPED,
+    EXIT_USAGE,
+    error,
+    warehouse,
+    write_json,
+)
 
 
 def add_score(sub: Any) -> None:
@@ -22,6 +30,7 @@ def add_score(sub: Any) -> None:
     p.add_argument("--cache", help="SQLite file keeping NLI judgments between runs")
     p.add_argument("--run-id", help="run id (LLM batches reattach to the batch of the same run id)")
     p.add_argument("--summary", action="store_true", help="print a readable metric summary on stderr")
+    p.add_argument("--criteria", help="criteria TOML ([[criteria]], SPEC §5.1): adds `criteria` and `decision`")
     p.set_defaults(func=cmd_score)
 
 
@@ -40,6 +49,18 @@ def add_compare(sub: Any) -> None:
     p.add_argument("--key", default="turn_id", help="pair items by turn_id (default), question or attributes.NAME")
     options.add_json(p, help="write the comparison as a JSON object")
     p.set_defaults(func=cmd_compare)
+
+
+def add_gate(sub: Any) -> None:
+    p = sub.add_parser("gate", help="release decision for CI: criteria on a candidate's `score` output "
+                                    "(and non-inferiority against a base); exit 0 pass, 3 fail or no_data, 2 invalid")
+    p.add_argument("--candidate", required=True, help="score output (JSON) of the candidate version")
+    p.add_argument("--base", help="score output (JSON) of the base version on the same questions (for "
+                                  "max_drop / max_rise)")
+    p.add_argument("--criteria", required=True, help="criteria TOML file ([[criteria]])")
+    p.add_argument("--key", default="turn_id", help="pair items by turn_id (default), question or attributes.NAME")
+    options.add_json(p, help="print the decision as a JSON object")
+    p.set_defaults(func=cmd_gate)
 
 
 def add_calibrate(sub: Any) -> None:
@@ -118,6 +139,7 @@ def cmd_score(args: argparse.Namespace, *, judged: bool = True) -> int:
     from citecheck.judges import load_judge
 
     config = load_config(args.config)
+    criteria = _criteria(getattr(args, "criteria", None))
     judge = None
     if judged:
         cache_options = {"cache": _open_cache(getattr(args, "cache", None)), "run_id": getattr(args, "run_id", None)}
@@ -125,12 +147,42 @@ def cmd_score(args: argparse.Namespace, *, judged: bool = True) -> int:
     turns, skipped = read_turn_file(args.turns, config.max_answer_chars)
     report = score(turns, judge, config, skipped)
     payload = report.to_json(judged=judged)
+    if criteria is not None:
+        from citecheck.core.criteria import decision_json, evaluate
+
+        payload.update(decision_json(*evaluate(report.scored, criteria), criteria))
     write_json(payload, args.out)
     if judged and getattr(args, "summary", False):
         sys.stderr.write("\n".join(_summary(payload)) + "\n")
     for problem in payload.get("invariant_violations", []):
         sys.stderr.write(f"invariant violated: {problem}\n")
     return EXIT_SKIPPED if skipped else EXIT_OK
+
+
+def _criteria(path: str | None) -> Any:
+    """The criteria file of `--criteria`, validated before anything is scored (CriteriaError: exit 2)."""
+    if path is None:
+        return None
+    from citecheck.core.criteria import load_criteria_file
+
+    return load_criteria_file(path)
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    from citecheck.core.criteria import PASS, CriteriaError
+    from citecheck.features.compare import CompareError
+    from citecheck.features.gate import format_gate, gate_files
+
+    try:
+        result = gate_files(args.candidate, args.criteria, args.base, args.key)
+    except (CriteriaError, CompareError, FileNotFoundError) as exc:
+        sys.stderr.write(f"citecheck gate: error: {exc}\n")
+        return EXIT_USAGE
+    if args.json:
+        write_json(result, None)
+    else:
+        print(format_gate(result))
+    return EXIT_OK if result["decision"] == PASS else EXIT_DECISION_FAILED
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
