@@ -41,11 +41,6 @@ def _cpu() -> str:
     return platform.processor() or "unknown CPU"
 
 
-def _clear_caches() -> None:
-    for cached in (figures._find, figures._parse_date):  # noqa: SLF001 - the bench starts each round cold
-        cached.cache_clear()
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--days", type=int, default=3)
@@ -59,11 +54,11 @@ def main() -> None:
     config = Config()
     best_total = best_figures = float("inf")
     for _ in range(args.repeat):
-        _clear_caches()
+        figures.clear_caches()
         t0 = time.perf_counter()
         structured = list(structure_turns(turns, config))
         t1 = time.perf_counter()
-        _clear_caches()
+        figures.clear_caches()
         t2 = time.perf_counter()
         for st in structured:
             for s in st.sentences:

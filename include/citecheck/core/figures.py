@@ -546,6 +546,12 @@ def _times(rt: str, add: _Add) -> None:
         add(m.start(), m.end(), TIME, f"{h:02d}:{mi:02d}")
 
 
+def clear_caches() -> None:
+    """Forget the figures read so far (texts and dates): a fresh process's state (the bench)."""
+    _find.cache_clear()
+    _parse_date.cache_clear()
+
+
 # --- tracing ------------------------------------------------------------------------------------
 
 
