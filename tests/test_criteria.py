@@ -3,6 +3,9 @@ answers, and the claims fixture's release decision."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+
 import pytest
 
 from citecheck.core.config import Config
@@ -14,7 +17,6 @@ from citecheck.core.criteria import (
     Criterion,
     decide,
     evaluate,
-    known_metrics,
     load_criteria_file,
     overall_decision,
     parse_criteria,
@@ -25,8 +27,8 @@ from citecheck.judges import judge_from_spec
 from helpers import load_fixture
 
 
-def scored_turns(turns, judge_spec):
-    return score([turn_from_dict(t) for t in turns], judge_from_spec(judge_spec), Config()).scored
+def scored_turns(turns, judge_spec, config=None):
+    return score([turn_from_dict(t) for t in turns], judge_from_spec(judge_spec), config or Config()).scored
 
 
 # --- validation -------------------------------------------------------------------------------------
@@ -160,26 +162,82 @@ def test_interval_criterion_uses_the_metrics_own_interval():
 # --- the claims fixture's release decision (SPEC §8) -------------------------------------------------
 
 
-def hardware_decision(metric_override: str | None = None):
+def hardware_decision(config=None, metric_override: str | None = None):
     fixture = load_fixture("claims.json")
     entries = [dict(c, metric=metric_override or c["metric"]) for c in fixture["criteria"]]
-    scored = scored_turns([fixture["turns"]["hardware"]], fixture["judge"])
+    scored = scored_turns([fixture["turns"]["hardware"]], fixture["judge"], config)
     results, failing = evaluate(scored, parse_criteria(entries))
     return fixture["expected"]["hardware"], results, failing
 
 
-@pytest.mark.skipif("claim_recall" not in known_metrics(), reason="claim_recall is registered by the claims mode")
-def test_claims_fixture_release_decision():
-    expected, results, failing = hardware_decision()
-    assert overall_decision(r.decision for r in results) == expected["decision"]
+def test_claims_fixture_release_decision(tmp_path):
+    # the recorded claims mode of the fixture: 1 of 3 claims fully supported by its own citations
+    table = tmp_path / "claims.json"
+    table.write_text(json.dumps(load_fixture("claims.json")["claims"]), encoding="utf-8")
+    config = replace(Config(), claims_mode="recorded", claims_recorded=str(table))
+    expected, results, failing = hardware_decision(config)
+    (result,) = results
+    assert (result.numerator, result.denominator) == tuple(expected["recorded_mode"]["claim_recall"])
+    assert overall_decision(r.decision for r in results) == expected["decision"] == FAIL
     assert sorted(failing) == expected["answers_failing"]
 
 
+def test_a_claim_metric_outside_a_claims_mode_is_no_data():
+    _, results, failing = hardware_decision()
+    assert [r.decision for r in results] == [NO_DATA] and not failing
+
+
 def test_claims_fixture_release_decision_in_sentence_mode():
-    # in the default sentence mode each sentence is its own single claim (SPEC §2.1): the
-    # criterion on claim recall reads citation recall, 1 of 3 sentences fully supported
-    expected, results, failing = hardware_decision("citation_recall")
+    # in the default sentence mode each sentence is its own single claim (SPEC §2.1): the same
+    # criterion on citation recall, 1 of 3 sentences fully supported
+    expected, results, failing = hardware_decision(metric_override="citation_recall")
     (result,) = results
     assert (result.numerator, result.denominator) == (1, 3)
     assert overall_decision(r.decision for r in results) == expected["decision"]
     assert sorted(failing) == expected["answers_failing"]
+
+
+# --- criteria in the job's settings ----------------------------------------------------------------
+
+
+def test_config_criteria_are_validated_when_the_settings_are_built():
+    from citecheck.core.config import config_from_mapping
+    from citecheck.job import JobSettings
+
+    good = config_from_mapping({"criteria": [{"name": "recall", "metric": "citation_recall", "min": 0.5}]})
+    settings = JobSettings(config=good)
+    assert [c.name for c in settings.criteria] == ["recall"] and settings.criteria.hash
+    assert settings.run_config_hash == JobSettings().run_config_hash  # criteria do not change metric rows
+    bad = config_from_mapping({"criteria": [{"name": "recall", "metric": "recal", "min": 0.5}]})
+    with pytest.raises(CriteriaError, match="unknown metric 'recal'"):
+        JobSettings(config=bad)
+    from citecheck.core.config import ConfigError
+
+    with pytest.raises(ConfigError, match="array of tables"):
+        config_from_mapping({"criteria": {"name": "x"}})
+
+
+def test_a_criteria_file_and_config_criteria_are_not_both_allowed(tmp_path, monkeypatch):
+    from citecheck.job import settings_from_env
+
+    path = tmp_path / "criteria.toml"
+    path.write_text('[[criteria]]\nname = "recall"\nmetric = "citation_recall"\nmin = 0.5\n', encoding="utf-8")
+    monkeypatch.setenv("CITECHECK_CRITERIA", str(path))
+    monkeypatch.delenv("CITECHECK_CONFIG", raising=False)
+    assert [c.name for c in settings_from_env().criteria] == ["recall"]
+    config = tmp_path / "config.toml"
+    config.write_text('[[criteria]]\nname = "attached"\nmetric = "attachment_rate"\nmin = 0.5\n', encoding="utf-8")
+    monkeypatch.setenv("CITECHECK_CONFIG", str(config))
+    with pytest.raises(CriteriaError, match="given twice"):
+        settings_from_env()
+
+
+def test_the_cli_run_refuses_invalid_criteria_before_touching_the_warehouse(tmp_path, monkeypatch):
+    from citecheck.cli import main
+
+    config = tmp_path / "bad.toml"
+    config.write_text('[[criteria]]\nname = ""\nmetric = "citation_recall"\nmin = 0.5\n', encoding="utf-8")
+    monkeypatch.setenv("CITECHECK_WAREHOUSE_URL", f"sqlite:///{tmp_path}/never.sqlite")
+    monkeypatch.setenv("CITECHECK_CONFIG", str(config))
+    assert main(["run", "--day", "2026-11-24"]) == 2
+    assert not (tmp_path / "never.sqlite").exists()

@@ -37,6 +37,7 @@ from typing import Any
 from citecheck.core.config import ConfigError
 from citecheck.core.metrics import DERIVED, METRIC_NAMES, METRICS, SENTENCE_SLICES, ScoredTurn, ratios, turn_counts
 from citecheck.stats.intervals import ClusterTotals, proportion_intervals
+from citecheck.stats.ratio import Ratio
 
 PASS, FAIL, NO_DATA = "pass", "fail", "no_data"
 DECISIONS = (PASS, FAIL, NO_DATA)
@@ -302,6 +303,14 @@ def _metric_keys(metric: str) -> tuple[str, ...]:
     raise CriteriaError(f"unknown metric {metric!r}")
 
 
+def metric_ratio(counts: Mapping[str, float], metric: str) -> Ratio:
+    """One metric of a set of counts (a claim metric outside a claims mode has no counts: null)."""
+    if metric in METRICS:
+        num, den, scale = METRICS[metric]
+        return Ratio(counts.get(num, 0) * scale, counts.get(den, 0))
+    return ratios(counts).get(metric) or Ratio(0, 0)
+
+
 def attribute_in_scope(criterion: Criterion, attributes: Mapping[str, Any]) -> bool:
     """Does an answer's attributes meet every attribute condition of the criterion? An
     attribute the answer does not have is out of scope (a scope no answer has is no_data)."""
@@ -382,7 +391,7 @@ class CriteriaEvaluator:
             totals.counts[key] += counts.get(key, 0)
         if totals.spread is not None:
             totals.spread.add([float(counts.get(key, 0)) for key in totals.keys])
-        value = ratios(counts)[c.metric].value
+        value = metric_ratio(counts, c.metric).value
         if value is not None:
             totals.macro.append(value)
             if c.answers and c.bound_kind is not None and c.breaks(value):
@@ -412,7 +421,7 @@ class CriteriaEvaluator:
             variance = (math.fsum((x - mean) ** 2 for x in totals.macro) / (n - 1) / n) if n >= 2 else None
             interval = _interval(mean, variance, n, c.metric)
             return mean, *interval, math.fsum(totals.macro), float(n)
-        ratio = ratios(totals.counts)[c.metric]
+        ratio = metric_ratio(totals.counts, c.metric)
         if ratio.value is None:
             return None, None, None, ratio.numerator, ratio.denominator
         variance, clusters = None, 0
