@@ -84,6 +84,9 @@ def add_plan(sub: Any) -> None:
     p.add_argument("--window-hours", type=float, default=6.0, help="hours the day's NLI work may take")
     p.add_argument("--premise", choices=("windows", "chunks"), default="windows",
                    help="premise mode to size (the judge file's \"premise\"; default windows)")
+    p.add_argument("--claims", choices=("rules", "llm"),
+                   help="also size a claims mode: NLI pairs per claim vs per sentence; for llm the splitter's "
+                        "tokens and USD per 1,000 answers with and without batches and caching")
     options.add_json(p, help="print the plan as JSON")
     p.set_defaults(func=cmd_plan)
 
@@ -251,5 +254,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
         window_hours=args.window_hours,
         window_profile=scale_from,
     )
-    print(json.dumps(result, indent=2, default=str) if args.json else capacity.render(result))
+    text = None if args.json else capacity.render(result)
+    if args.claims:
+        from citecheck.features import claims_plan
+
+        result["claims"] = claims_plan.claims_plan(traffic, config, args.answers, args.claims)
+        text = None if args.json else text + "\n" + claims_plan.render_claims(result["claims"])
+    print(json.dumps(result, indent=2, default=str) if args.json else text)
     return EXIT_OK

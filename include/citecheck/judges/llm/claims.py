@@ -104,6 +104,25 @@ def split_key(model: str, sentence: str) -> str:
     return f"{model}|{SPLIT_PROMPT_VERSION}|{text_hash(sentence)}"
 
 
+def split_request(config: LLMConfig, turn_id: str, sentences: Sequence[tuple[str, str]],
+                  chars_per_token: float | None = None) -> AnswerRequest:
+    """The one split request of an answer: its (id, text) sentences, the rubric as the system prompt."""
+    payload = json.dumps({"passages": [], "sentences": [{"id": sid, "text": text} for sid, text in sentences]},
+                         ensure_ascii=False, separators=(",", ":"))
+    params = SPLIT_READER.params(config, payload)
+    digest = text_hash("claims\x1f" + turn_id + "\x1f" + ",".join(sid for sid, _ in sentences))
+    return AnswerRequest(turn_id=turn_id, custom_id=f"c{digest[:32]}", positions=tuple(range(len(sentences))),
+                         sentences=tuple((sid, ()) for sid, _ in sentences), passages={}, params=params,
+                         estimate=estimate_request(config, params, chars_per_token or config.chars_per_token),
+                         reader=SPLIT_READER)
+
+
+def split_reply_text(claims: Mapping[str, Sequence[str]]) -> str:
+    """The reply object for these claims by sentence id (what a reply costs in output tokens)."""
+    return json.dumps({"sentences": [{"id": sid, "claims": list(c)} for sid, c in claims.items()]},
+                      ensure_ascii=False, separators=(",", ":"))
+
+
 class LLMClaimSplitter:
     """Splits structured turns' check-worthy sentences with the LLM judge's client and budget."""
 
@@ -168,15 +187,7 @@ class LLMClaimSplitter:
         return out
 
     def _request(self, turn_id: str, sentences: Sequence[tuple[str, str]]) -> AnswerRequest:
-        payload = json.dumps({"passages": [], "sentences": [{"id": sid, "text": text} for sid, text in sentences]},
-                             ensure_ascii=False, separators=(",", ":"))
-        params = SPLIT_READER.params(self.config, payload)
-        digest = text_hash("claims\x1f" + turn_id + "\x1f" + ",".join(sid for sid, _ in sentences))
-        return AnswerRequest(turn_id=turn_id, custom_id=f"c{digest[:32]}",
-                             positions=tuple(range(len(sentences))),
-                             sentences=tuple((sid, ()) for sid, _ in sentences), passages={}, params=params,
-                             estimate=estimate_request(self.config, params, self._calls.ledger.chars_per_token),
-                             reader=SPLIT_READER)
+        return split_request(self.config, turn_id, sentences, self._calls.ledger.chars_per_token)
 
     def stats(self) -> dict[str, Any]:
         return dict(self.counts)
