@@ -103,9 +103,29 @@ def _summary(payload: dict[str, Any]) -> Iterator[str]:
         ci = payload["metrics"].get("intervals", {}).get("micro", {}).get(name) or {}
         span = "" if ci.get("ci_low") is None else f"  [{ci['ci_low']:.3f}, {ci['ci_high']:.3f}]"
         yield f"{name:<26}" + "".join(f"{'null':>10}" if v is None else f"{v:>10.3f}" for v in row) + span
+    yield from _claims_summary(payload)
     yield from _native_summary(payload)
     for skip in payload["skipped"][:10]:
         yield f"skipped line {skip['line']} ({skip['turn_id']}): {skip['reason']}"
+
+
+def _claims_summary(payload: dict[str, Any]) -> Iterator[str]:
+    """A claims mode's metrics (SPEC §2.1) under the sentence ones, and the splits it rejected."""
+    from citecheck.core.metrics import CLAIM_METRICS, METRICS
+
+    micro = payload["metrics"]["micro"]
+    if "claim_recall" not in micro:
+        return
+    intervals = payload["metrics"].get("intervals", {}).get("micro", {})
+    yield f"{'claim metric':<30}{'micro':>10}{'macro':>10}  micro 95% interval"
+    for name in (m for m in METRICS if m in CLAIM_METRICS):
+        row = [payload["metrics"][avg].get(name) for avg in ("micro", "macro")]
+        ci = intervals.get(name) or {}
+        span = "" if ci.get("ci_low") is None else f"  [{ci['ci_low']:.3f}, {ci['ci_high']:.3f}]"
+        yield f"{name:<30}" + "".join(f"{'null':>10}" if v is None else f"{v:>10.3f}" for v in row) + span
+    run = payload["run"]
+    yield (f"claims mode {run.get('claims_mode')}: {payload['counts'].get('check_worthy_claims', 0)} claims, "
+           f"{run.get('claim_splits_rejected', 0)} splits rejected (kept whole: a claim added a figure or word)")
 
 
 def _native_summary(payload: dict[str, Any]) -> Iterator[str]:
