@@ -1,6 +1,8 @@
 """Counts and metrics (SPEC §5), per answer, micro, macro and by slice.
 
-- `definitions`: every metric's numerator, denominator and scale; the product lists (headline, report tiles)
+- `definitions`: THE metric registry: one entry per metric with everything about it (counts, scale,
+  population, units, headline and report places, monitoring, invariants); every metric list is a view of it
+- `display`: a metric value and its counts as a person reads them
 - `counts`: the counts of one answer, one small function per population
 - `ratios`: counts → `Ratio`s, the F1 rule, the per-answer values macro averaging votes with
 - `accumulator`: a day streamed into per-slice micro/macro totals and 95% intervals → long rows
@@ -25,32 +27,47 @@ from citecheck.core.metrics.accumulator import (
 )
 from citecheck.core.metrics.counts import ScoredTurn, cited_chars, full_counts, turn_counts, verdict_counts
 from citecheck.core.metrics.definitions import (
+    AGREEMENT,
+    BOUNDS_RULES,
+    BY_NAME,
+    CALIBRATED_METRICS,
     COUNT_KEYS,
     DERIVED,
     HEADLINE_METRICS,
+    JUDGED,
     JUDGED_METRICS,
     METRIC_NAMES,
     METRICS,
+    MONITORED_METRICS,
     MULTI_CITATION_SLICE_MIN,
+    NATIVE,
     NO_SOURCE_TEXT,
     PADDING_MIN_CITATIONS,
     RATE_METRICS,
     READER_METRICS,
-    RECALL_UPPER_BOUNDS,
+    READERS,
+    REGISTRY,
     REPORT_TILE_METRICS,
-    REWRITE_OR_BLOCK_VERDICTS,
     SCORED_HEADLINE_METRICS,
+    SLICES,
+    STRUCTURAL,
     TURN_LEVEL_METRICS,
+    Metric,
+    Watch,
+    in_report,
+    metric,
 )
 from citecheck.core.metrics.invariants import invariant_violations
 from citecheck.core.metrics.ratios import f1, f1_value, macro_values, ratios, values
 from citecheck.core.metrics.slice_cap import OTHER_SLICE_VALUE, SliceCap
 
 __all__ = [
-    "COUNT_KEYS", "DERIVED", "HEADLINE_METRICS", "INTERVAL_MEAN_KEYS", "JUDGED_COUNT_KEYS", "JUDGED_MACRO_NAMES",
-    "JUDGED_METRICS", "METRICS", "METRIC_NAMES", "MULTI_CITATION_SLICE_MIN", "NO_SOURCE_TEXT", "OTHER_SLICE_VALUE",
-    "PADDING_MIN_CITATIONS", "RATE_METRICS", "READER_METRICS", "RECALL_UPPER_BOUNDS", "REPORT_TILE_METRICS",
-    "REWRITE_OR_BLOCK_VERDICTS", "SCORED_HEADLINE_METRICS", "TURN_LEVEL_METRICS", "MetricAccumulator", "ScoredTurn",
-    "SliceCap", "cited_chars", "f1", "f1_value", "full_counts", "interval_json", "invariant_violations",
-    "length_bucket", "macro_values", "ratios", "turn_counts", "values", "verdict_counts",
+    "AGREEMENT", "BOUNDS_RULES", "BY_NAME", "CALIBRATED_METRICS", "COUNT_KEYS", "DERIVED", "HEADLINE_METRICS",
+    "INTERVAL_MEAN_KEYS", "JUDGED", "JUDGED_COUNT_KEYS", "JUDGED_MACRO_NAMES", "JUDGED_METRICS", "METRICS",
+    "METRIC_NAMES", "MONITORED_METRICS", "MULTI_CITATION_SLICE_MIN", "NATIVE", "NO_SOURCE_TEXT", "OTHER_SLICE_VALUE",
+    "PADDING_MIN_CITATIONS", "RATE_METRICS", "READERS", "READER_METRICS", "REGISTRY", "REPORT_TILE_METRICS",
+    "SCORED_HEADLINE_METRICS", "SLICES", "STRUCTURAL", "TURN_LEVEL_METRICS", "Metric", "MetricAccumulator",
+    "ScoredTurn", "SliceCap", "Watch", "cited_chars", "f1", "f1_value", "full_counts", "in_report", "interval_json",
+    "invariant_violations", "length_bucket", "macro_values", "metric", "ratios", "turn_counts", "values",
+    "verdict_counts",
 ]
