@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from citecheck.core.config import Config
+from citecheck.core.figures import DEFAULT_LANGUAGE, Figure, find_figures, trace_figures
 from citecheck.core.model import Sentence, StructuredTurn, Turn
 from citecheck.core.parsing import ParsedSentence, parse_answer, parse_cited
 from citecheck.core.text import normalise_for_match
@@ -160,8 +161,20 @@ def _native_labels(turn: Turn, hits: list[list[int]]) -> list[_NativeLabels]:
     return out
 
 
-def structure_turn(turn: Turn, config: Config, history: ConversationHistory | None = None) -> StructuredTurn:
-    """Parse a turn and run every structural check on its sentences."""
+def sentence_figures(text: str, resolved: tuple[str, ...], turn: Turn, language: str) -> tuple[Figure, ...]:
+    """A check-worthy sentence's figures, traced against its resolved cited passages that have
+    text (SPEC §3 item 5); `traced` is null when no resolved cited passage has text to trace in."""
+    figures = find_figures(text, language)
+    if not figures:
+        return ()
+    passages = [p.text for p in (turn.passage(label) for label in resolved) if p is not None and p.has_text]
+    return trace_figures(figures, passages, language)
+
+
+def structure_turn(turn: Turn, config: Config, history: ConversationHistory | None = None,
+                   language: str = DEFAULT_LANGUAGE) -> StructuredTurn:
+    """Parse a turn and run every structural check on its sentences; `language` (a BCP 47 code)
+    reads its figures."""
     context_labels = {p.label for p in turn.context}
     sentences: list[Sentence] = []
     parsed_sentences, hits = _parse(turn, config)
@@ -176,6 +189,8 @@ def structure_turn(turn: Turn, config: Config, history: ConversationHistory | No
             if history is not None and history.is_stale(turn.conversation_id, turn.turn_index, lab)
         )
         worthy, reason = check_worthiness(parsed.text, config)
+        resolved = tuple(dict.fromkeys(lab for lab in parsed.labels if lab not in unknown))
+        figures = sentence_figures(parsed.text, resolved, turn, language) if worthy else ()
         sentences.append(Sentence(
             index=i,
             text=parsed.text,
@@ -192,6 +207,7 @@ def structure_turn(turn: Turn, config: Config, history: ConversationHistory | No
             is_refusal=reason == "refusal",
             pointer_problems=tuple((storable_label(k), v) for k, v in notes.problems.items()) if notes else (),
             unverified=tuple((storable_label(k), v) for k, v in notes.unverified.items()) if notes else (),
+            figures=figures,
         ))
     if history is not None:
         history.record(turn.conversation_id, turn.turn_index, context_labels)

@@ -13,13 +13,15 @@ Sentence verdicts (`core.verdicts.decide` gives each sentence one):
 | `unsupported` | no context passage supports it | judged, bad |
 | `contradicted` | a cited passage contradicts it (LLM judge) | judged, bad |
 | `partial` | its citations support part of it (LLM judge) | judged |
+| `partially_supported` | some of its claims are supported, some not (a claims mode) | judged |
 | `unjudged` | selected, but no judge could decide (no text, an LLM failure) | not judged |
 | `not_check_worthy` | nothing to check (greeting, hedge, question) | not judged |
 | `not_selected` | its answer was outside the judged share | not judged |
 
 `BAD_VERDICTS` are the verdicts a runtime checker rewrites or blocks, the report flags and readers
 are shown as wrong sources: `contradicted` is bad (a cited passage states the opposite, worse than
-no support), `partial` is not (its citations carry part of the sentence; `partial_rate` shows it).
+no support); `partial` and `partially_supported` are not (its citations carry part of the
+sentence; `partial_rate` and `partially_supported_rate` show them, the claim metrics the rest).
 
 The LLM judge replies with `supported`, `partial`, `not_supported` or `contradicted` per
 sentence (`judges/llm/rubric.txt`) and grades each citation `full`, `partial` or `none`; a
@@ -44,12 +46,13 @@ UNCITED_SUPPORTED = "uncited_supported"
 UNSUPPORTED = "unsupported"
 PARTIAL = "partial"
 CONTRADICTED = "contradicted"
+PARTIALLY_SUPPORTED = "partially_supported"
 UNJUDGED = "unjudged"
 NOT_CHECK_WORTHY = "not_check_worthy"
 NOT_SELECTED = "not_selected"
 
 # Judged: a judge decided the sentence; these are the population of every judged metric.
-JUDGED_VERDICTS = (SUPPORTED, MISCITED, UNCITED_SUPPORTED, UNSUPPORTED, PARTIAL, CONTRADICTED)
+JUDGED_VERDICTS = (SUPPORTED, MISCITED, UNCITED_SUPPORTED, UNSUPPORTED, PARTIAL, CONTRADICTED, PARTIALLY_SUPPORTED)
 # Not judgments: outside every judged metric, never sampled for review.
 NOT_JUDGED_VERDICTS = (UNJUDGED, NOT_CHECK_WORTHY, NOT_SELECTED)
 VERDICTS = (*JUDGED_VERDICTS, *NOT_JUDGED_VERDICTS)

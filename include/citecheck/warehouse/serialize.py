@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, fields
 from typing import Any
 
+from citecheck.core.figures import Figure
 from citecheck.core.model import CitationSpan, Judgment, Passage, PointerProblem, Sentence, StructuredTurn, Turn
 
 _NESTED = frozenset(("context", "native_citations", "pointer_problems"))
@@ -20,7 +21,22 @@ _FIELDS = {cls: tuple(f.name for f in fields(cls)) for cls in (Passage, Citation
 
 
 def _flat(obj: Any) -> dict[str, Any]:
-    return {name: getattr(obj, name) for name in _FIELDS[type(obj)]}
+    out = {name: getattr(obj, name) for name in _FIELDS[type(obj)]}
+    if isinstance(obj, Sentence):
+        out["figures"] = tuple(_figure_dict(f) for f in obj.figures)
+    return out
+
+
+_FIGURE_FIELDS = tuple(f.name for f in fields(Figure))
+
+
+def _figure_dict(figure: Figure) -> dict[str, Any]:
+    return {name: getattr(figure, name) for name in _FIGURE_FIELDS}
+
+
+def _sentence(data: dict[str, Any]) -> Sentence:
+    values = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k != "figures"}
+    return Sentence(**values, figures=tuple(Figure(**f) for f in data.get("figures", ())))
 
 
 def _turn_value(t: Turn, name: str) -> Any:
@@ -48,9 +64,7 @@ def structured_from_dict(data: dict[str, Any]) -> StructuredTurn:
         native_citations=tuple(CitationSpan(**c) for c in t["native_citations"]),
         pointer_problems=tuple(PointerProblem(**p) for p in t["pointer_problems"]),
     )
-    sentences = tuple(
-        Sentence(**{k: tuple(v) if isinstance(v, list) else v for k, v in s.items()}) for s in data["sentences"]
-    )
+    sentences = tuple(_sentence(s) for s in data["sentences"])
     return StructuredTurn(turn=turn, sentences=sentences, is_refusal=data["is_refusal"])
 
 

@@ -14,6 +14,8 @@ What an entry says, and who reads it:
   these carry intervals and estimate the day). Explicit on each entry, never guessed from a name.
 - `units`: the nouns of its numerator and denominator, as a person reads them ("opens",
   "answers"); `display.py` prints "43 opens / 324 answers".
+- `scale`, `average`, `rate`: 1 for a rate in [0, 1], 1000 for a count per 1,000 of the
+  denominator; `average=True` for a count per denominator unit (scale 1, not a rate).
 - `turn_level`: a metric of whole answers (sentence slices such as `has_number` leave it out).
 - `reader`: computed from reader events (null on a day that logs none; not in `score` output).
 - `headline`: its position among the headline metrics (CLI summary, `bin/run_dag.py`, `compare`,
@@ -23,14 +25,17 @@ What an entry says, and who reads it:
 - `watch`: monitored by default (`features.monitor`), with the size of a step that matters
   (`Watch(abs=..., rel=...)`), None when not monitored by default.
 - `calibrated`: the weekly review publishes its human-calibrated estimate (`review.calibrated`).
+- `claims`: a claims mode's metric (SPEC §2.1): its counts are `CLAIM_COUNT_KEYS`, and an output
+  scored in sentence mode has neither (no row, no value: not zero).
+- `average`: a count per denominator unit that is no share (claims per sentence, >= 1): not a rate.
 - `bounds` (derived from `scale`): the range of its values (`invariants`, the validation gate);
   `bi_format`: the d3 format BI tools show it with.
 
 Adding a metric is ONE entry in `REGISTRY` (in the order its rows are written), with its
 counts in `COUNT_KEYS` and counted in `core.metrics.counts`, and a row in docs/metrics.md:
 
-    Metric("claim_support_rate", "supported_claims", "judged_claims", population=JUDGED,
-           units=("supported claims", "judged claims"), tile=13, watch=Watch(abs=0.05)),
+    Metric("figure_match_rate", "matched_figures", "judged_figures", population=JUDGED,
+           units=("matched figures", "judged figures"), tile=13, watch=Watch(abs=0.05)),
 
 Nothing else changes: the headline, tiles, monitor defaults, validation bounds, BI columns and
 formats and the CLI's printing all follow from the entry.
@@ -46,9 +51,9 @@ from citecheck.core.formats import POINTER_PROBLEM_KINDS
 from citecheck.core.reader_events import READER_COUNT_KEYS
 from citecheck.core.vocabulary import (
     CONTRADICTED,
-    JUDGED_VERDICTS,
     MISCITED,
     PARTIAL,
+    PARTIALLY_SUPPORTED,
     SUPPORTED,
     UNCITED_SUPPORTED,
     UNJUDGED,
@@ -92,6 +97,8 @@ class Metric:
     report: tuple[str, ...] = ()
     watch: Watch | None = None
     calibrated: bool = False
+    claims: bool = False
+    average: bool = False
 
     @property
     def judged(self) -> bool:
@@ -103,8 +110,8 @@ class Metric:
 
     @property
     def rate(self) -> bool:
-        """A value in [0, 1] (a ratio of scale 1, or a harmonic mean of rates)."""
-        return self.scale == 1.0
+        """A value in [0, 1] (a ratio of scale 1 that is no average, or a harmonic mean of rates)."""
+        return self.scale == 1.0 and not self.average
 
     @property
     def per_1000(self) -> bool:
@@ -118,7 +125,7 @@ class Metric:
     @property
     def bi_format(self) -> str:
         """The d3 format BI tools show the value with (Superset's `d3format`)."""
-        return ".1%" if self.rate else ",.1f"
+        return ".1%" if self.rate else ",.2f" if self.average else ",.1f"
 
 
 S, J = STRUCTURAL, JUDGED
@@ -200,6 +207,27 @@ REGISTRY: tuple[Metric, ...] = (
     Metric("reported_citation_unsupported_share", "reported_citations_uncredited", "judged_reported_citations", J,
            ("uncredited", "judged reported citations"), turn_level=True, reader=True, headline=15,
            report=(READERS,), watch=Watch(abs=0.15)),
+    # claims (SPEC §2.1), in a claims mode only: a link is one (claim, label) pair; structural over
+    # every turn, judged over the selected turns' judged claims
+    Metric("claims_per_sentence", "check_worthy_claims", "check_worthy_sentences", S,
+           ("claims", "check-worthy sentences"), claims=True, average=True),
+    Metric("claim_attachment_rate", "claim_attached", "check_worthy_claims", S,
+           ("attached claims", "check-worthy claims"), claims=True),
+    Metric("claim_recall", "supported_claims", "judged_claims", J, ("supported claims", "judged claims"), claims=True),
+    Metric("claim_precision", "credited_claim_links", "judged_claim_links", J,
+           ("credited claim links", "judged claim links"), claims=True),
+    Metric("claim_faithfulness", "faithful_claims", "judged_claims", J, ("faithful claims", "judged claims"),
+           claims=True),
+    Metric("claim_judged_attachment_rate", "judged_claim_attached", "judged_claims", J,
+           ("attached claims", "judged claims"), claims=True),
+    Metric("claim_miscited_rate", "miscited_claims", "judged_claims", J, ("miscited claims", "judged claims"),
+           claims=True),
+    Metric("claim_uncited_supported_rate", "uncited_supported_claims", "judged_claims", J,
+           ("uncited supported claims", "judged claims"), claims=True),
+    Metric("claim_unsupported_rate", "unsupported_claims", "judged_claims", J,
+           ("unsupported claims", "judged claims"), claims=True),
+    Metric("partially_supported_rate", PARTIALLY_SUPPORTED, "judged_sentences", J, (PARTIALLY_SUPPORTED, _JS),
+           claims=True),
     # derived from two metrics, not from counts: THE harmonic mean (`ratios.f1`)
     Metric("citation_f1", None, None, J, ("", ""), harmonic_mean_of=("citation_recall", "citation_precision"),
            headline=4, tile=3),
@@ -245,6 +273,7 @@ def views(registry: tuple[Metric, ...]) -> dict[str, Any]:
         "REPORT_TILE_METRICS": ranked("tile"),
         "MONITORED_METRICS": names(m for m in registry if m.watch is not None),
         "CALIBRATED_METRICS": names(m for m in registry if m.calibrated),
+        "CLAIM_METRICS": frozenset(m.name for m in registry if m.claims),
     }
 
 
@@ -269,13 +298,16 @@ REPORT_TILE_METRICS: tuple[str, ...] = _VIEWS["REPORT_TILE_METRICS"]
 MONITORED_METRICS: tuple[str, ...] = _VIEWS["MONITORED_METRICS"]
 # The weekly review's human-calibrated metrics.
 CALIBRATED_METRICS: tuple[str, ...] = _VIEWS["CALIBRATED_METRICS"]
+# The metrics a claims mode adds; a sentence-mode output has none of them.
+CLAIM_METRICS: frozenset[str] = _VIEWS["CLAIM_METRICS"]
 
 COUNT_KEYS = (
     "answers", "refusals", "sentences", "check_worthy_sentences", "attached", "citations", "unknown_labels",
     "stale_labels", "pointer_problems", "citations_on_non_claims", "multi_citation_sentences", "markers",
     "markers_after_stop", "sentences_with_repeated_labels", "native_answer_chars", "native_cited_chars",
     "judged_answers", "selected_sentences", "judged_sentences", "unjudged_sentences", "judged_attached",
-    "judged_citations", "credited_citations", *JUDGED_VERDICTS, "faithful", "agreement_sample", "first_stage_agree",
+    "judged_citations", "credited_citations", SUPPORTED, MISCITED, UNCITED_SUPPORTED, UNSUPPORTED, PARTIAL,
+    CONTRADICTED, "faithful", "agreement_sample", "first_stage_agree",
     "agreement_sample_llm_supported", "agreement_sample_llm_unsupported", "first_stage_false_pass",
     "first_stage_false_fail", "answers_rewrite_or_block", "pointer_problem_citations",
     *(f"pointer_problem_citations_{kind}" for kind in POINTER_PROBLEM_KINDS), "unverified_citations",
@@ -285,8 +317,16 @@ COUNT_KEYS = (
 # and the validation gate check every metric against its range under this rule's name.
 BOUNDS_RULES: dict[tuple[float, float | None], tuple[str, str]] = {
     (0.0, 1.0): ("rate_in_unit_interval", "every rate metric's value is in [0, 1] or null"),
-    (0.0, None): ("per_1000_not_negative", "every per-1,000 metric's value is >= 0 or null"),
+    (0.0, None): ("count_not_negative", "every count metric's value (per 1,000, per unit) is >= 0 or null"),
 }
+# The counts of a claims mode (SPEC §2.1): absent from a sentence-mode output, which stays as it
+# was without claims; `claim_splits_rejected` counts splits kept whole because they added content.
+CLAIM_COUNT_KEYS = (
+    "check_worthy_claims", "claim_attached", "judged_claims", "judged_claim_attached", "judged_claim_links",
+    "credited_claim_links", "supported_claims", "faithful_claims", "miscited_claims", "uncited_supported_claims",
+    "unsupported_claims", PARTIALLY_SUPPORTED, "claim_splits_rejected",
+)
+COUNT_KEYS = (*COUNT_KEYS, *CLAIM_COUNT_KEYS)
 # The unjudged reason of a sentence whose cited sources were all logged without text (SPEC §3.4).
 NO_SOURCE_TEXT = "no_source_text"
 # Two different thresholds on purpose: the `multi_citation` slice holds sentences with two or
@@ -310,6 +350,8 @@ def registry_problems(registry: tuple[Metric, ...] = REGISTRY) -> list[str]:
                 problems.append(f"{m.name}: a harmonic mean of two ratio metrics, without counts of its own")
         elif not {m.numerator, m.denominator} <= counts:
             problems.append(f"{m.name}: its counts are not in COUNT_KEYS")
+        elif m.claims != (m.numerator in CLAIM_COUNT_KEYS):
+            problems.append(f"{m.name}: a claims-mode metric exactly when its numerator is a claims-mode count")
     if len(by_name) != len(registry):
         problems.append("a metric name is used twice")
     problems += [f"{m.name}: no rule for its bounds {m.bounds}" for m in registry if m.bounds not in BOUNDS_RULES]

@@ -5,7 +5,8 @@ validation gate (`job/validation.py`) turns the same table into Great Expectatio
 - every metric's value lies in its range (`Metric.bounds`: a rate in [0, 1], a per-1,000 count
   >= 0), one rule per kind of range (`definitions.BOUNDS_RULES`);
 - `ORDERED`: a metric never exceeds another on the same (slice, averaging): recall counts
-  supported sentences, which are attached (`judged_attachment_rate`) and faithful (`faithfulness`).
+  supported sentences, which are attached (`judged_attachment_rate`) and faithful (`faithfulness`);
+  the same for claims in a claims mode.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ class Ordered:
 ORDERED = (
     Ordered("recall_le_judged_attachment", "citation_recall", "judged_attachment_rate"),
     Ordered("recall_le_faithfulness", "citation_recall", "faithfulness"),
+    Ordered("claim_recall_le_judged_attachment", "claim_recall", "claim_judged_attachment_rate"),
+    Ordered("claim_recall_le_faithfulness", "claim_recall", "claim_faithfulness"),
 )
 
 

@@ -7,13 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from citecheck.core.metrics.definitions import METRICS, REGISTRY
+from citecheck.core.metrics.definitions import CLAIM_METRICS, METRICS, REGISTRY
 from citecheck.stats.ratio import Ratio
 
 
 def ratios(counts: Mapping[str, float]) -> dict[str, Ratio]:
-    """Every metric of one set of counts (an answer, or pooled answers for micro)."""
-    out = {name: Ratio(counts.get(num, 0) * scale, counts.get(den, 0)) for name, (num, den, scale) in METRICS.items()}
+    """Every metric of one set of counts (an answer, or pooled answers for micro); the claim
+    metrics only for the counts of a claims mode."""
+    claims_on = "check_worthy_claims" in counts
+    out = {name: Ratio(counts.get(num, 0) * scale, counts.get(den, 0)) for name, (num, den, scale) in METRICS.items()
+           if claims_on or name not in CLAIM_METRICS}
     for name, (a, b) in HARMONIC_MEANS:
         out[name] = f1(out[a], out[b])
     return out

@@ -128,7 +128,7 @@ def build_requests(
         kept: list[int] = []
         for pos in positions:
             item = items[pos]
-            sid = str(item.sentence_index)
+            sid = item.item_id
             cites = [lab for lab in dict.fromkeys(item.cited) if lab in context]
             if not cites:
                 early[pos] = not_judged("no resolved citations to judge")
@@ -141,7 +141,7 @@ def build_requests(
             continue
         sentences = tuple(
             (
-                str(items[pos].sentence_index),
+                items[pos].item_id,
                 tuple(lab for lab in dict.fromkeys(items[pos].cited) if lab in context),
             )
             for pos in kept
