@@ -145,3 +145,26 @@ def test_a_sentence_of_ten_thousand_characters_splits_and_scores(tmp_path):
     texts = st.claim_texts(st.sentences[0])
     assert 1 <= len(texts) <= 20
     assert all(split_problem(st.sentences[0].text, texts, 20) is None for _ in [0])
+
+
+def test_the_cli_scores_and_parses_in_a_claims_mode(tmp_path, capsys):
+    from citecheck.cli import main
+
+    (tmp_path / "claims.json").write_text(json.dumps(FIXTURE["claims"]), encoding="utf-8")
+    (tmp_path / "judge.json").write_text(json.dumps(FIXTURE["judge"]), encoding="utf-8")
+    (tmp_path / "turns.jsonl").write_text("".join(json.dumps(t) + "\n" for t in FIXTURE["turns"].values()),
+                                          encoding="utf-8")
+    (tmp_path / "config.toml").write_text('[claims]\nmode = "recorded"\nrecorded = "claims.json"\n', encoding="utf-8")
+    args = ["--turns", str(tmp_path / "turns.jsonl"), "--config", str(tmp_path / "config.toml")]
+    assert main(["score", *args, "--judge", str(tmp_path / "judge.json"), "--summary",
+                 "--out", str(tmp_path / "out.json")]) == 0
+    summary = capsys.readouterr().err
+    assert "claim_recall" in summary and "claims mode recorded: 5 claims, 0 splits rejected" in summary
+    out = json.loads((tmp_path / "out.json").read_text())
+    assert out["metrics"]["micro"]["claim_recall"] == pytest.approx(2 / 5)  # 1/2 (plan) + 1/3 (hardware) pooled
+    assert out["counts"]["partially_supported"] == 1
+    assert main(["parse", *args, "--out", str(tmp_path / "parsed.json")]) == 0
+    parsed = json.loads((tmp_path / "parsed.json").read_text())
+    assert [c["text"] for c in parsed["turns"][0]["sentences"][0]["claims"]] == \
+        FIXTURE["expected"]["plan"]["recorded_mode"]["claims"]
+    assert "verdict" not in parsed["turns"][0]["sentences"][0]["claims"][0]

@@ -195,3 +195,49 @@ def test_claims_fixture_release_decision_in_sentence_mode():
     assert (result.numerator, result.denominator) == (1, 3)
     assert overall_decision(r.decision for r in results) == expected["decision"]
     assert sorted(failing) == expected["answers_failing"]
+
+
+# --- criteria in the job's settings ----------------------------------------------------------------
+
+
+def test_config_criteria_are_validated_when_the_settings_are_built():
+    from citecheck.core.config import config_from_mapping
+    from citecheck.job import JobSettings
+
+    good = config_from_mapping({"criteria": [{"name": "recall", "metric": "citation_recall", "min": 0.5}]})
+    settings = JobSettings(config=good)
+    assert [c.name for c in settings.criteria] == ["recall"] and settings.criteria.hash
+    assert settings.run_config_hash == JobSettings().run_config_hash  # criteria do not change metric rows
+    bad = config_from_mapping({"criteria": [{"name": "recall", "metric": "recal", "min": 0.5}]})
+    with pytest.raises(CriteriaError, match="unknown metric 'recal'"):
+        JobSettings(config=bad)
+    from citecheck.core.config import ConfigError
+
+    with pytest.raises(ConfigError, match="array of tables"):
+        config_from_mapping({"criteria": {"name": "x"}})
+
+
+def test_a_criteria_file_and_config_criteria_are_not_both_allowed(tmp_path, monkeypatch):
+    from citecheck.job import settings_from_env
+
+    path = tmp_path / "criteria.toml"
+    path.write_text('[[criteria]]\nname = "recall"\nmetric = "citation_recall"\nmin = 0.5\n', encoding="utf-8")
+    monkeypatch.setenv("CITECHECK_CRITERIA", str(path))
+    monkeypatch.delenv("CITECHECK_CONFIG", raising=False)
+    assert [c.name for c in settings_from_env().criteria] == ["recall"]
+    config = tmp_path / "config.toml"
+    config.write_text('[[criteria]]\nname = "attached"\nmetric = "attachment_rate"\nmin = 0.5\n', encoding="utf-8")
+    monkeypatch.setenv("CITECHECK_CONFIG", str(config))
+    with pytest.raises(CriteriaError, match="given twice"):
+        settings_from_env()
+
+
+def test_the_cli_run_refuses_invalid_criteria_before_touching_the_warehouse(tmp_path, monkeypatch):
+    from citecheck.cli import main
+
+    config = tmp_path / "bad.toml"
+    config.write_text('[[criteria]]\nname = ""\nmetric = "citation_recall"\nmin = 0.5\n', encoding="utf-8")
+    monkeypatch.setenv("CITECHECK_WAREHOUSE_URL", f"sqlite:///{tmp_path}/never.sqlite")
+    monkeypatch.setenv("CITECHECK_CONFIG", str(config))
+    assert main(["run", "--day", "2026-11-24"]) == 2
+    assert not (tmp_path / "never.sqlite").exists()

@@ -206,6 +206,11 @@ def config_from_mapping(data: dict[str, Any]) -> Config:
     values: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     for section, table in data.items():
+        if section == "criteria":  # [[criteria]]: validated into `core.criteria.Criteria` with the job settings
+            if not isinstance(table, list):
+                raise ConfigError("config: criteria must be an array of tables ([[criteria]])")
+            extra["criteria"] = table
+            continue
         if not isinstance(table, dict):
             raise ConfigError(f"config: [{section}] must be a table")
         for key, value in table.items():

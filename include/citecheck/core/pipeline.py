@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from citecheck.core.claims import decide_claims, split_turn, splitter_for
+from citecheck.core.claims import ClaimsError, decide_claims, split_turn, splitter_for
 from citecheck.core.config import Config
 from citecheck.core.metrics import (
     NO_SOURCE_TEXT,
@@ -112,26 +112,48 @@ def decide_turn(st: StructuredTurn, judgments: Mapping[JudgmentKey, Judgment], *
     return ScoredTurn(st, tuple(decided), selected=selected, reader_events=reader_events, claims=claims)
 
 
+TurnSplitter = Callable[[Sequence[StructuredTurn]], list[StructuredTurn]]
+
+
 def judge_batch(batch: Sequence[StructuredTurn], judge: Judge | None,
-                selected: Callable[[StructuredTurn], bool] | None = None) -> list[ScoredTurn]:
-    """Judge the selected turns of a batch in one judge call and decide every verdict."""
+                selected: Callable[[StructuredTurn], bool] | None = None,
+                split: TurnSplitter | None = None) -> list[ScoredTurn]:
+    """Judge the selected turns of a batch in one judge call and decide every verdict; `split`
+    (the LLM claim splitter) splits the selected turns' sentences first."""
     chosen = [judge is not None and (selected is None or selected(st)) for st in batch]
+    if split is not None and any(chosen):
+        picked = [i for i, ok in enumerate(chosen) if ok]
+        batch = list(batch)
+        for i, st in zip(picked, split([batch[i] for i in picked]), strict=True):
+            batch[i] = st
     judgments = judge_turns([st for st, ok in zip(batch, chosen, strict=True) if ok], judge) if judge else {}
     return [decide_turn(st, judgments, selected=ok) for st, ok in zip(batch, chosen, strict=True)]
 
 
 def score_structured(structured: Iterable[StructuredTurn], judge: Judge | None,
                      selected: Callable[[StructuredTurn], bool] | None = None,
-                     batch_turns: int = JUDGE_BATCH_TURNS) -> Iterator[ScoredTurn]:
+                     batch_turns: int = JUDGE_BATCH_TURNS, split: TurnSplitter | None = None
+                     ) -> Iterator[ScoredTurn]:
     """Stream structured turns through the judge in batches of `batch_turns` turns."""
     batch: list[StructuredTurn] = []
     for st in structured:
         batch.append(st)
         if len(batch) >= batch_turns:
-            yield from judge_batch(batch, judge, selected)
+            yield from judge_batch(batch, judge, selected, split)
             batch = []
     if batch:
-        yield from judge_batch(batch, judge, selected)
+        yield from judge_batch(batch, judge, selected, split)
+
+
+def llm_claim_splitter(judge: Judge | None, config: Config) -> Any:
+    """`[claims] mode = "llm"`: the splitter of the run's LLM judge (an `anthropic` judge, or a
+    cascade escalating to one), which shares its client and daily budget; None in other modes."""
+    if config.claims_mode != "llm":
+        return None
+    make = getattr(judge, "claim_splitter", None)
+    if make is None:
+        raise ClaimsError('claims.mode = "llm" needs an anthropic judge, or a cascade escalating to one')
+    return make(max_claims=config.claims_max)
 
 
 @dataclass
@@ -182,18 +204,22 @@ def score(turns: Iterable[Turn], judge: Judge | None, config: Config,
     """Score turns end to end (output in input order); `judge=None` runs the structural checks only."""
     if config.claims_on:
         splitter_for(config)  # a claims file that cannot be used stops the run before any work
+    llm_splitter = llm_claim_splitter(judge, config)
     turns = list(turns)
     cap = SliceCap.from_turns(turns, config)
     cap.log_cuts()
     report = ScoreReport(config=config, skipped=list(skipped), accumulator=MetricAccumulator(config, cap=cap))
     position = {t.turn_id: i for i, t in enumerate(turns)}
     structured = structure_turns(in_conversation_order(turns), config)
-    for scored in score_structured(structured, judge):
+    split = llm_splitter.split_turns if llm_splitter is not None else None
+    for scored in score_structured(structured, judge, split=split):
         report.scored.append(scored)
         report.accumulator.add(scored)  # type: ignore[union-attr]
     report.scored.sort(key=lambda s: position.get(s.turn_id, 0))
     if judge is not None:
         report.judge_stats = judge.stats()
+        if llm_splitter is not None:
+            report.judge_stats["claim_splitter"] = llm_splitter.stats()
         report.judge_name, report.judge_version = judge.name, judge.version
     return report
 

@@ -58,6 +58,10 @@ class CascadeJudge:
             return "sample"
         return None if first.cited else "rejected"
 
+    def claim_splitter(self, cache: Any = None, max_claims: int = 20) -> Any:
+        """The LLM claim splitter of the escalation judge (its client and daily budget)."""
+        return self.llm.claim_splitter(cache, max_claims)
+
     def judge(self, items: Sequence[JudgeItem]) -> list[Judgment]:
         return self.escalate(items, self.first.judge(items))
 

@@ -48,6 +48,21 @@ CONDITION_CUES = frozenset((
     "on", "at", "under", "within", "once", "provided", "except", "outside", "with", "without", "until", "by", "as",
     "per", "upon", "between",
 ))
+# verbs whose base form is also a common noun ("support", "cost"): after an -s word they are its object
+NOUN_VERBS = frozenset((
+    "access", "back", "bill", "block", "book", "cap", "change", "charge", "check", "claim", "cost", "count",
+    "cover", "credit", "date", "deal", "default", "delay", "demand", "deposit", "design", "display", "drink",
+    "drop", "end", "estimate", "experience", "export", "face", "fall", "file", "fit", "focus", "form", "free",
+    "gain", "host", "import", "increase", "decrease", "issue", "land", "lead", "lie", "limit", "link", "list",
+    "load", "lock", "log", "look", "love", "mark", "match", "measure", "mind", "mix", "move", "name", "need",
+    "note", "offer", "order", "pass", "pay", "pick", "place", "plan", "play", "point", "post", "print", "process",
+    "promise", "purchase", "push", "rank", "rate", "record", "refund", "release", "rent", "repair", "repeat",
+    "reply", "report", "request", "reset", "rest", "result", "return", "review", "roll", "run", "sail", "save",
+    "schedule", "score", "search", "set", "share", "ship", "show", "sign", "sleep", "stand", "start", "state",
+    "stay", "stop", "store", "study", "suit", "supply", "support", "switch", "sync", "talk", "test", "track",
+    "train", "transfer", "travel", "trigger", "turn", "update", "upgrade", "upload", "use", "view", "visit", "vote",
+    "wait", "walk", "wash", "watch", "win", "wish", "work",
+))
 _SINGULAR_AUX = frozenset(["is", "was", "has", "does", "isn't", "wasn't", "hasn't", "doesn't"])
 CONCLUSIONS = frozenset(["so", "therefore", "thus", "hence", "consequently"])
 TRAILING_CONDITION = re.compile(
@@ -59,6 +74,12 @@ _JOINT = re.compile(
     r"|,?\s+(?P<conj>and|but)\s+"
     r"|,\s+(?P<comma>so|therefore|thus|hence|whereas|while|consequently),?\s+)",
     re.IGNORECASE)
+# -s forms of verbs the list lacks, read by their suffix ("escalates", "digitises", "notifies")
+_VERB_SUFFIX = re.compile(r"(?:[^aeiou]ates|[iy][sz]es|ifies)$")
+MODALS = frozenset((
+    "can", "cannot", "can't", "could", "couldn't", "will", "won't", "would", "wouldn't", "must", "mustn't", "may",
+    "might", "should", "shouldn't", "shall", "do", "does", "did", "don't", "doesn't", "didn't",
+))
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*")
 _FINAL = re.compile(r"[\s.!?;:,]+$")
 
@@ -157,21 +178,40 @@ def _verb_at(words: Sequence[tuple[str, int, int]], i: int, *, finite_only: bool
     prev = words[i - 1][0].lower() if i else ""
     if prev in DETERMINERS or prev.endswith(("'s", "\u2019s")):
         return False  # "the costs", "the plan's returns": a noun
-    if w in AUX or w in finite:
+    if w in AUX or w in finite or _VERB_SUFFIX.search(w):
         return True
     if finite_only:
         return False
-    # a base form after a plural subject ("customers get", "they pay"), never after a determiner
-    plural = prev.endswith("s") and not prev.endswith("ss") and prev not in AUX and (i == 1 or prev not in finite)
+    # a base form after a plural subject ("customers get", "they pay", "meetings longer than an hour
+    # need"), never after a determiner
+    plural = (_plural(prev) and (i == 1 or prev not in finite)) or (i > 1 and _plural(words[0][0].lower()))
     return w in nonfinite and (prev in PLURAL_PRONOUNS or plural)
 
 
-def _clause_start(text: str) -> _Clause | None:
-    """The subject and auxiliary of `text` when it opens with a clause (a subject, then a verb)."""
+def _plural(word: str) -> bool:
+    return word.endswith("s") and not word.endswith(("ss", "'s", "\u2019s")) and word not in AUX
+
+
+def _plural_noun_before(word: str) -> bool:
+    """After an -s word, a word that makes it a plural noun, not a verb: an auxiliary, or a verb's
+    base form that is no noun ("hires receive"; "includes support" keeps `includes` a verb)."""
+    w = word.lower()
+    finite, nonfinite = _verbs()
+    return w in AUX or (w in nonfinite and w not in finite and not w.endswith(("s", "ing", "ed", "en"))
+                        and w not in NOUN_VERBS)
+
+
+def _clause_start(text: str, *, conjunct: bool = False) -> _Clause | None:
+    """The subject and auxiliary of `text` when it opens with a clause (a subject, then a verb);
+    `conjunct`: text after a coordinator, where a verb first means a predicate, not a subject."""
     words = _words(text)
     if len(words) < 2:
         return None
     first = words[0][0].lower()
+    finite, nonfinite = _verbs()
+    if conjunct and (first in AUX or (first in nonfinite and first not in finite and not first.endswith("s")
+                                       and words[1][0].lower() not in AUX and words[1][0].lower() not in finite)):
+        return None  # a conjunct opening with a verb ("may not be kept", "earn points"): a predicate
     if (first in SUBJECT_PRONOUNS and first not in ("this", "these", "those")) or first == "there":
         if _verb_at(words, 1) or words[1][0].lower() in AUX:
             return _Clause(text[:words[0][2]], _aux(words, 1), words[1][0])
@@ -181,18 +221,20 @@ def _clause_start(text: str) -> _Clause | None:
         if w in ("and", "or", "but", "if", "when", "that", "which", "who"):
             return None
         if _verb_at(words, i):
+            if i + 1 < len(words) and w.endswith("s") and w not in AUX and _plural_noun_before(words[i + 1][0]):
+                i += 1  # "hires receive", "costs are": the -s word is the subject's plural noun
             return _Clause(text[:words[i - 1][2]], _aux(words, i), words[i][0])
     return None
 
 
 def _aux(words: Sequence[tuple[str, int, int]], i: int) -> str:
-    """The auxiliary (with a following `not`) opening a verb group at words[i], else ""."""
-    w = words[i][0]
-    if w.lower() not in AUX:
-        return ""
-    if i + 1 < len(words) and words[i + 1][0].lower() == "not":
-        return f"{w} not"
-    return w
+    """The auxiliaries opening a verb group at words[i] ("can", "must not", "can be", "has been"),
+    else ""."""
+    chain = []
+    while i < len(words) and (words[i][0].lower() in AUX or (chain and words[i][0].lower() in ("not", "being"))):
+        chain.append(words[i][0])
+        i += 1
+    return " ".join(chain)
 
 
 def _predicate_start(text: str) -> str | None:
@@ -205,13 +247,43 @@ def _predicate_start(text: str) -> str | None:
     if not words:
         return None
     w = words[i][0].lower()
-    if w in AUX or (w in finite and w not in nonfinite):
+    if w in ("be", "have", "do"):
+        return "nonfinite"
+    if w in AUX or (w in finite and w not in nonfinite) or _VERB_SUFFIX.search(w):
         return "finite"
     if w in finite:  # -ed: finite past or participle; read with the clause's auxiliary
         return "either"
     if w in nonfinite:
         return "nonfinite"
     return None
+
+
+def _inside_range(left: str) -> bool:
+    """"between 1 November and …", "both the laptop and …": this `and` closes a pair, no claim."""
+    words = [w.lower() for w, _, _ in _words(left)]
+    for n in range(len(words) - 1, -1, -1):
+        if words[n] in ("and", "or"):
+            return False
+        if words[n] in ("between", "both"):
+            return True
+    return False
+
+
+def _predicate_fits(current: _Clause, kind: str, after_semicolon: bool) -> bool:
+    """Can a conjunct opening with a verb of this kind share the clause's subject? Never after a
+    semicolon (there a bare verb is an instruction); a base form only after a modal ("can claim …
+    and book …") or a plural present ("customers get … and pay …"), so "includes updates and
+    support by e-mail" keeps its object whole."""
+    if after_semicolon:
+        return False
+    if kind != "nonfinite":
+        return True
+    aux = current.aux.split(" ")[0].lower()
+    if aux:
+        return aux in MODALS
+    finite, nonfinite = _verbs()
+    verb = current.verb.lower()
+    return verb in nonfinite and verb not in finite
 
 
 def _sentence_case(text: str) -> str:
@@ -230,6 +302,8 @@ class RulesSplitter:
 
 def split_sentence(sentence: str) -> tuple[str, ...]:
     """The claims of one sentence (the sentence itself when nothing is independent)."""
+    if _JOINT.search(sentence) is None:  # most sentences coordinate nothing: no work past this
+        return (sentence,)
     body = _FINAL.sub("", sentence.strip())
     if not body:
         return (sentence,)
@@ -241,6 +315,9 @@ def split_sentence(sentence: str) -> tuple[str, ...]:
     parts = _conjuncts(main)
     if len(parts) < 2:
         return (sentence,)
+    if prefix:  # "In short, so you have to …": the connective follows the repeated opening
+        parts = [part[:1].lower() + part[1:] if part.split(" ", 1)[0].lower() in CONCLUSIONS else part
+                 for part in parts]
     return tuple(_sentence_case(f"{prefix}{part}{suffix}") for part in parts)
 
 
@@ -274,17 +351,22 @@ def _conjuncts(main: str) -> list[str]:
     pending = ""  # what opens the next claim: a conclusion's connective, a repeated subject
     joints = list(_JOINT.finditer(masked))
     for n, joint in enumerate(joints):
-        if joint.start() < start:
+        if joint.start() < start or _inside_range(main[start:joint.start()]):
             continue
         end = joints[n + 1].start() if n + 1 < len(joints) else len(main)
         right_all = main[joint.end():]
-        clause = _clause_start(right_all)
+        clause = _clause_start(right_all, conjunct=True)
         kind = _predicate_start(main[joint.end():end])
         if clause is not None and kind is not None:  # "and refunds go" / "and offers support": read in parallel
             if current.singular:
                 clause = None
             else:
                 kind = None
+        after_semicolon = joint.group("conj") is None and ";" in joint.group()
+        if kind is not None and not _predicate_fits(current, kind, after_semicolon):
+            kind = None
+            if clause is None:
+                continue
         if clause is None and kind is None:
             continue  # coordinated nouns, adjectives, a figure's alternatives: one claim
         claims.append(pending + main[start:joint.start()])
@@ -294,7 +376,12 @@ def _conjuncts(main: str) -> list[str]:
         if clause is not None:
             current = clause
         else:  # a predicate: its clause's subject (and auxiliary, before a verb that needs one) repeated
-            aux = f" {current.aux}" if current.aux and kind in ("nonfinite", "either") else ""
+            aux = ""
+            if current.aux and kind == "either":  # a participle takes the whole chain: "can be split … and used"
+                aux = f" {current.aux}"
+            elif current.aux and kind == "nonfinite":  # a base form takes the modal: "must wear … and be accompanied"
+                modal = current.aux.split(" ")
+                aux = " " + " ".join(modal[:2] if len(modal) > 1 and modal[1].lower() == "not" else modal[:1])
             pending += f"{current.subject}{aux} "
     claims.append(pending + main[start:])
     claims = [c for c in (c.strip(" ,;") for c in claims) if c]
