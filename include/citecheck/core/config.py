@@ -14,8 +14,14 @@ non_claim_patterns = ["^let me know\b", "^would you like\b"]  # offers and quest
 questions_are_non_claims = true
 
 [segmentation]
-abbreviations = ["approx.", "e.g.", "i.e."]  # a sentence never ends on one of these
+abbreviations = ["approx.", "e.g.", "i.e."]  # English (and undetermined): a sentence never ends on one of these
 max_answer_chars = 1000000   # a longer answer is skipped with its size as the reason; 0 = no limit
+
+[languages.de]         # any language code (SPEC §2.2; defaults: citecheck.core.language_rules)
+abbreviations = ["gem."]   # added to the language's shipped abbreviations
+refusals = []              # added to [check_worthiness] refusals for this language
+non_claim_patterns = []    # replace the language's shipped patterns (when given)
+refusal_patterns = []      # replace the language's shipped patterns (when given)
 
 [slices]
 attributes = []        # attribute keys to slice by; empty = every key present
@@ -27,6 +33,11 @@ length_buckets = [3, 6, 10]   # answer length in sentences: 1-3, 4-6, 7-10, 11+
 [day]
 timezone = "UTC"
 assume_zone = "UTC"    # the zone of a timestamp without one (counted per day), or "refuse"
+
+[claims]
+mode = "sentence"      # sentence (each sentence one claim: every output as without claims), rules, llm, recorded
+recorded = "claims.json"   # mode = "recorded": {"claims": [{"sentence": TEXT, "claims": [TEXT, ...]}]}
+max_claims = 20        # a split into more claims is rejected (the sentence stays one claim)
 ```
 """
 
@@ -41,6 +52,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from citecheck.core.language_rules import DEFAULT_LANGUAGE, DEFAULTS, LanguageRules
 from citecheck.core.turns import DEFAULT_MAX_ANSWER_CHARS
 
 DEFAULT_MARKER_PATTERN = r"\[(?P<labels>[A-Za-z]{0,3}\d+(?:\s*[,;]\s*[A-Za-z]{0,3}\d+)*)\]"
@@ -103,6 +115,12 @@ class Config:
     # a timestamp without a zone is read in this zone (counted in the day's input repairs); "refuse":
     # such a turn is malformed (load-turns lists it)
     assume_zone: str = "UTC"
+    # `[languages.<code>]` keys, sorted: (code, key, values); `rules_for` resolves them
+    languages: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    # SPEC §2.1: the unit below the sentence (`citecheck.core.claims`); "sentence" = no claims
+    claims_mode: str = "sentence"
+    claims_recorded: str = ""
+    claims_max: int = 20
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @cached_property
@@ -129,16 +147,54 @@ class Config:
     def non_claim_res(self) -> tuple[re.Pattern[str], ...]:
         return tuple(re.compile(p, re.IGNORECASE) for p in self.non_claim_patterns)
 
+    @cached_property
+    def _language_rules(self) -> dict[str, LanguageRules]:
+        return {}
+
+    def rules_for(self, language: str | None) -> LanguageRules:
+        """The segmentation and check-worthiness rules of a language (None: undetermined): the
+        shipped defaults of `citecheck.core.language_rules` with its `[languages.<code>]` section;
+        English and a language without defaults use `[segmentation]` and `[check_worthiness]`."""
+        code = language or "und"
+        found = self._language_rules.get(code)
+        if found is None:
+            found = self._language_rules[code] = self._resolve_rules(code)
+        return found
+
+    def _resolve_rules(self, code: str) -> LanguageRules:
+        shipped = DEFAULTS.get(code) if code != DEFAULT_LANGUAGE else None
+        own = {key: values for c, key, values in self.languages if c == code}
+        abbreviations = shipped.abbreviations if shipped else self.abbreviations
+        non_claims = shipped.non_claim_patterns if shipped else self.non_claim_patterns
+        refusal_patterns = shipped.refusal_patterns if shipped else self.refusal_patterns
+        return LanguageRules(
+            code=code,
+            abbreviations=frozenset(a.casefold() for a in (*abbreviations, *own.get("abbreviations", ()))),
+            refusals=(*self.refusals, *own.get("refusals", ())),
+            refusal_patterns=own.get("refusal_patterns", refusal_patterns),
+            non_claim_patterns=own.get("non_claim_patterns", non_claims),
+        )
+
+    @property
+    def claims_on(self) -> bool:
+        """A claims mode (SPEC §2.1): sentences are split into claims and judged per claim."""
+        return self.claims_mode != "sentence"
+
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data.pop("extra")
+        if not self.claims_on:  # sentence mode hashes as it did before claims existed
+            for name in CLAIMS_FIELDS:
+                data.pop(name)
         return data
 
     @cached_property
     def rules_hash(self) -> str:
         """A short stable hash of the scoring rules (markers, check-worthiness, segmentation,
-        slices, day); the run's `JobSettings.run_config_hash` includes it."""
-        blob = json.dumps(self.as_dict(), sort_keys=True, default=list).encode()
+        languages with their shipped defaults, slices, day); the run's `JobSettings.run_config_hash`
+        includes it."""
+        rules = {**self.as_dict(), "language_defaults": {code: asdict(d) for code, d in DEFAULTS.items()}}
+        blob = json.dumps(rules, sort_keys=True, default=list).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
 
 
@@ -158,7 +214,12 @@ _TOML_KEYS: dict[tuple[str, str], str] = {
     ("slices", "max_values_per_key"): "slice_max_values",
     ("day", "timezone"): "timezone",
     ("day", "assume_zone"): "assume_zone",
+    ("claims", "mode"): "claims_mode",
+    ("claims", "recorded"): "claims_recorded",
+    ("claims", "max_claims"): "claims_max",
 }
+CLAIMS_MODES = ("sentence", "rules", "llm", "recorded")
+CLAIMS_FIELDS = ("claims_mode", "claims_recorded", "claims_max")
 
 
 def load_config(path: str | Path | None = None) -> Config:
@@ -171,7 +232,11 @@ def load_config(path: str | Path | None = None) -> Config:
         raise ConfigError(f"config file not found: {path}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
-    return config_from_mapping(data)
+    config = config_from_mapping(data)
+    recorded = config.claims_recorded
+    if recorded and not Path(recorded).is_absolute():  # a recorded claims file beside its config
+        config = replace(config, claims_recorded=str(Path(path).parent / recorded))
+    return config
 
 
 def config_from_mapping(data: dict[str, Any]) -> Config:
@@ -180,8 +245,16 @@ def config_from_mapping(data: dict[str, Any]) -> Config:
     values: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     for section, table in data.items():
+        if section == "criteria":  # [[criteria]]: validated into `core.criteria.Criteria` with the job settings
+            if not isinstance(table, list):
+                raise ConfigError("config: criteria must be an array of tables ([[criteria]])")
+            extra["criteria"] = table
+            continue
         if not isinstance(table, dict):
             raise ConfigError(f"config: [{section}] must be a table")
+        if section == "languages":
+            values["languages"] = _languages(table)
+            continue
         for key, value in table.items():
             name = _TOML_KEYS.get((section, key))
             if name is None:
@@ -196,6 +269,13 @@ def config_from_mapping(data: dict[str, Any]) -> Config:
             getattr(config, attr)
         except re.error as exc:
             raise ConfigError(f"config: invalid regular expression for {attr}: {exc}") from exc
+    for code in sorted({c for c, _, _ in config.languages}):
+        rules = config.rules_for(code)
+        for attr in ("refusal_res", "non_claim_res"):
+            try:
+                getattr(rules, attr)
+            except re.error as exc:
+                raise ConfigError(f"config: invalid regular expression in [languages.{code}] {attr}: {exc}") from exc
     if config.assume_zone != "refuse":
         from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -204,9 +284,34 @@ def config_from_mapping(data: dict[str, Any]) -> Config:
         except (ZoneInfoNotFoundError, ValueError) as exc:
             raise ConfigError(f"config: day.assume_zone {config.assume_zone!r} is no time zone (or \"refuse\")"
                               ) from exc
+    if config.claims_mode not in CLAIMS_MODES:
+        raise ConfigError(f"config: claims.mode {config.claims_mode!r} is not one of {', '.join(CLAIMS_MODES)}")
+    if config.claims_mode == "recorded" and not config.claims_recorded:
+        raise ConfigError('config: claims.mode = "recorded" needs claims.recorded = "PATH" (a JSON file)')
+    if config.claims_max < 1:
+        raise ConfigError("config: claims.max_claims must be at least 1")
     if "labels" not in config.marker_re.groupindex:
         raise ConfigError("config: markers.pattern needs a named group (?P<labels>...)")
     return config
+
+
+_LANGUAGE_KEYS = ("abbreviations", "refusals", "non_claim_patterns", "refusal_patterns")
+_LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}$")
+
+
+def _languages(table: dict[str, Any]) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """`[languages.<code>]` sections: a lower-case ISO 639 code each, keys of `_LANGUAGE_KEYS`."""
+    out = []
+    for code, keys in table.items():
+        if not _LANGUAGE_CODE.match(code):
+            raise ConfigError(f"config: [languages.{code}]: the section name must be a language code (de, fr, ja)")
+        if not isinstance(keys, dict):
+            raise ConfigError(f"config: [languages.{code}] must be a table")
+        for key, value in keys.items():
+            if key not in _LANGUAGE_KEYS:
+                raise ConfigError(f"config: unknown key languages.{code}.{key} (one of {', '.join(_LANGUAGE_KEYS)})")
+            out.append((code, key, _coerce(f"languages.{code}.{key}", "tuple[str, ...]", value)))
+    return tuple(sorted(out))
 
 
 def _coerce(name: str, type_name: Any, value: Any) -> Any:

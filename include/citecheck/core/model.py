@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from citecheck.core.figures import Figure
+
 
 @dataclass(frozen=True, slots=True)
 class Passage:
@@ -104,6 +106,7 @@ class Sentence:
     is_refusal: bool = False
     pointer_problems: tuple[tuple[str, str], ...] = ()  # (label, kind): native labels unknown by a pointer problem
     unverified: tuple[tuple[str, str], ...] = ()  # (label, "field,field"): what the job could not check
+    figures: tuple[Figure, ...] = ()  # check-worthy sentences: figures traced against the resolved cited passages
 
     @property
     def resolved_labels(self) -> tuple[str, ...]:
@@ -117,15 +120,35 @@ class Sentence:
 
 @dataclass(frozen=True, slots=True)
 class StructuredTurn:
-    """A turn with its sentences: everything the no-model checks know."""
+    """A turn with its sentences: everything the no-model checks know. `language` is the turn's
+    (SPEC §2.2: an ISO 639 code or `und`), `language_source` `logged` or `detected`,
+    `language_repair` the input repair its logged tag needed (`invalid_language_tag`) or None."""
 
     turn: Turn
     sentences: tuple[Sentence, ...]
     is_refusal: bool
+    language: str = "und"
+    language_source: str = "detected"
+    language_repair: str | None = None
+    # a claims mode (SPEC §2.1): each check-worthy sentence's claims by sentence index (a sentence
+    # not split is its own single claim); None in sentence mode. `claim_splits_rejected`: splits
+    # that added content or broke a limit, kept whole.
+    claims: dict[int, tuple[str, ...]] | None = None
+    claim_splits_rejected: int = 0
+
+    def claim_texts(self, sentence: Sentence) -> tuple[str, ...]:
+        """The claims of a check-worthy sentence (itself when not split)."""
+        if self.claims is None:
+            return (sentence.text,)
+        return self.claims.get(sentence.index) or (sentence.text,)
 
     @property
     def turn_id(self) -> str:
         return self.turn.turn_id
+
+
+# a judgment's key: (turn, sentence), or (turn, sentence, claim) in a claims mode
+JudgmentKey = tuple[str, int] | tuple[str, int, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,10 +164,22 @@ class JudgeItem:
     sentence: str
     cited: tuple[str, ...]
     context: tuple[Passage, ...]
+    claim_index: int | None = None  # a claims mode: the claim of the sentence (`sentence` is its text)
+    language: str = "und"  # the turn's language (SPEC §2.2): picks the NLI model of a `"models"` map
 
     @property
-    def key(self) -> tuple[str, int]:
-        return (self.turn_id, self.sentence_index)
+    def key(self) -> JudgmentKey:
+        """(turn, sentence) — or (turn, sentence, claim) for a claim."""
+        if self.claim_index is None:
+            return (self.turn_id, self.sentence_index)
+        return (self.turn_id, self.sentence_index, self.claim_index)
+
+    @property
+    def item_id(self) -> str:
+        """The item's id inside its answer (an LLM request's sentence id): "3", or "3.1" for a claim."""
+        if self.claim_index is None:
+            return str(self.sentence_index)
+        return f"{self.sentence_index}.{self.claim_index}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from citecheck.core.claims import ClaimsError, decide_claims, split_turn, splitter_for
 from citecheck.core.config import Config
 from citecheck.core.metrics import (
     NO_SOURCE_TEXT,
@@ -23,11 +24,11 @@ from citecheck.core.metrics import (
     turn_counts,
     values,
 )
-from citecheck.core.model import JudgeItem, Judgment, StructuredTurn, Turn, unjudged
+from citecheck.core.model import JudgeItem, Judgment, JudgmentKey, StructuredTurn, Turn, unjudged
 from citecheck.core.reader_events import ReaderEvent
 from citecheck.core.structural import ConversationHistory, structure_turn
 from citecheck.core.turns import Skipped
-from citecheck.core.verdicts import SentenceVerdict, decide
+from citecheck.core.verdicts import NOT_SELECTED, SentenceVerdict, decide
 from citecheck.judges.base import Judge
 
 JUDGE_BATCH_TURNS = 256  # turns per judge call: the CLI's `score` and the job's judge_shard step
@@ -40,19 +41,30 @@ def in_conversation_order(turns: Iterable[Turn]) -> list[Turn]:
 
 def structure_turns(turns: Iterable[Turn], config: Config,
                     history: ConversationHistory | None = None) -> Iterator[StructuredTurn]:
-    """Structural checks on every turn; pass turns in conversation order (see above)."""
+    """Structural checks on every turn; pass turns in conversation order (see above). In a claims
+    mode each check-worthy sentence is also split into its claims (SPEC §2.1)."""
     history = history if history is not None else ConversationHistory()
+    if not config.claims_on:
+        for turn in turns:
+            yield structure_turn(turn, config, history)
+        return
+    splitter = splitter_for(config)
     for turn in turns:
-        yield structure_turn(turn, config, history)
+        yield split_turn(structure_turn(turn, config, history), splitter, config.claims_max)
 
 
 def judge_items(structured: StructuredTurn) -> list[JudgeItem]:
-    """One item per check-worthy sentence: its resolved citations and the whole context set."""
-    return [
-        JudgeItem(structured.turn_id, s.index, s.text, s.resolved_labels, structured.turn.context)
-        for s in structured.sentences
-        if s.check_worthy
-    ]
+    """One item per check-worthy sentence (per claim in a claims mode): its text, the sentence's
+    resolved citations and the whole context set."""
+    context = structured.turn.context
+    if structured.claims is None:
+        return [JudgeItem(structured.turn_id, s.index, s.text, s.resolved_labels, context,
+                          language=structured.language)
+                for s in structured.sentences if s.check_worthy]
+    return [JudgeItem(structured.turn_id, s.index, text, s.resolved_labels, context, claim_index=c,
+                      language=structured.language)
+            for s in structured.sentences if s.check_worthy
+            for c, text in enumerate(structured.claim_texts(s))]
 
 
 def without_source_text(item: JudgeItem) -> bool:
@@ -64,10 +76,10 @@ def without_source_text(item: JudgeItem) -> bool:
     return all(label in passages and not passages[label].has_text for label in item.cited)
 
 
-def judge_turns(batch: Sequence[StructuredTurn], judge: Judge) -> dict[tuple[str, int], Judgment]:
+def judge_turns(batch: Sequence[StructuredTurn], judge: Judge) -> dict[JudgmentKey, Judgment]:
     """One judge call for every check-worthy sentence of the turns: judgments keyed (turn, sentence)."""
     items = []
-    out: dict[tuple[str, int], Judgment] = {}
+    out: dict[JudgmentKey, Judgment] = {}
     for st in batch:
         for item in judge_items(st):
             if without_source_text(item):
@@ -83,34 +95,67 @@ def judge_turns(batch: Sequence[StructuredTurn], judge: Judge) -> dict[tuple[str
     return out
 
 
-def decide_turn(st: StructuredTurn, judgments: Mapping[tuple[str, int], Judgment], *, selected: bool,
+def decide_turn(st: StructuredTurn, judgments: Mapping[JudgmentKey, Judgment], *, selected: bool,
                 reader_events: tuple[ReaderEvent, ...] | None = None) -> ScoredTurn:
     """Every sentence's verdict from its judgment (none for turns outside the judged share);
     `reader_events`: the turn's reader events, None on a day that logs none."""
-    verdicts = tuple(decide(s, judgments.get((st.turn_id, s.index)), selected=selected) for s in st.sentences)
-    return ScoredTurn(st, verdicts, selected=selected, reader_events=reader_events)
+    if st.claims is None:
+        verdicts = tuple(decide(s, judgments.get((st.turn_id, s.index)), selected=selected) for s in st.sentences)
+        return ScoredTurn(st, verdicts, selected=selected, reader_events=reader_events)
+    decided = []
+    claims = {}
+    for s in st.sentences:
+        texts = st.claim_texts(s) if s.check_worthy else ()
+        keys = ((st.turn_id, s.index, c) for c in range(len(texts)))
+        verdict, claim_verdicts = decide_claims(s, texts, [judgments.get(k) for k in keys], selected=selected)
+        decided.append(verdict)
+        if claim_verdicts:
+            claims[s.index] = claim_verdicts
+    return ScoredTurn(st, tuple(decided), selected=selected, reader_events=reader_events, claims=claims)
+
+
+TurnSplitter = Callable[[Sequence[StructuredTurn]], list[StructuredTurn]]
 
 
 def judge_batch(batch: Sequence[StructuredTurn], judge: Judge | None,
-                selected: Callable[[StructuredTurn], bool] | None = None) -> list[ScoredTurn]:
-    """Judge the selected turns of a batch in one judge call and decide every verdict."""
+                selected: Callable[[StructuredTurn], bool] | None = None,
+                split: TurnSplitter | None = None) -> list[ScoredTurn]:
+    """Judge the selected turns of a batch in one judge call and decide every verdict; `split`
+    (the LLM claim splitter) splits the selected turns' sentences first."""
     chosen = [judge is not None and (selected is None or selected(st)) for st in batch]
+    if split is not None and any(chosen):
+        picked = [i for i, ok in enumerate(chosen) if ok]
+        batch = list(batch)
+        for i, st in zip(picked, split([batch[i] for i in picked]), strict=True):
+            batch[i] = st
     judgments = judge_turns([st for st, ok in zip(batch, chosen, strict=True) if ok], judge) if judge else {}
     return [decide_turn(st, judgments, selected=ok) for st, ok in zip(batch, chosen, strict=True)]
 
 
 def score_structured(structured: Iterable[StructuredTurn], judge: Judge | None,
                      selected: Callable[[StructuredTurn], bool] | None = None,
-                     batch_turns: int = JUDGE_BATCH_TURNS) -> Iterator[ScoredTurn]:
+                     batch_turns: int = JUDGE_BATCH_TURNS, split: TurnSplitter | None = None
+                     ) -> Iterator[ScoredTurn]:
     """Stream structured turns through the judge in batches of `batch_turns` turns."""
     batch: list[StructuredTurn] = []
     for st in structured:
         batch.append(st)
         if len(batch) >= batch_turns:
-            yield from judge_batch(batch, judge, selected)
+            yield from judge_batch(batch, judge, selected, split)
             batch = []
     if batch:
-        yield from judge_batch(batch, judge, selected)
+        yield from judge_batch(batch, judge, selected, split)
+
+
+def llm_claim_splitter(judge: Judge | None, config: Config) -> Any:
+    """`[claims] mode = "llm"`: the splitter of the run's LLM judge (an `anthropic` judge, or a
+    cascade escalating to one), which shares its client and daily budget; None in other modes."""
+    if config.claims_mode != "llm":
+        return None
+    make = getattr(judge, "claim_splitter", None)
+    if make is None:
+        raise ClaimsError('claims.mode = "llm" needs an anthropic judge, or a cascade escalating to one')
+    return make(max_claims=config.claims_max)
 
 
 @dataclass
@@ -145,6 +190,9 @@ class ScoreReport:
                 "turns_skipped": len(self.skipped),
             },
         }
+        if self.config.claims_on:
+            out["run"].update(claims_mode=self.config.claims_mode,
+                              claim_splits_rejected=sum(t.structured.claim_splits_rejected for t in self.scored))
         if judged:
             out["stats"] = self.judge_stats
         else:
@@ -156,18 +204,24 @@ class ScoreReport:
 def score(turns: Iterable[Turn], judge: Judge | None, config: Config,
           skipped: Sequence[Skipped] = ()) -> ScoreReport:
     """Score turns end to end (output in input order); `judge=None` runs the structural checks only."""
+    if config.claims_on:
+        splitter_for(config)  # a claims file that cannot be used stops the run before any work
+    llm_splitter = llm_claim_splitter(judge, config)
     turns = list(turns)
     cap = SliceCap.from_turns(turns, config)
     cap.log_cuts()
     report = ScoreReport(config=config, skipped=list(skipped), accumulator=MetricAccumulator(config, cap=cap))
     position = {t.turn_id: i for i, t in enumerate(turns)}
     structured = structure_turns(in_conversation_order(turns), config)
-    for scored in score_structured(structured, judge):
+    split = llm_splitter.split_turns if llm_splitter is not None else None
+    for scored in score_structured(structured, judge, split=split):
         report.scored.append(scored)
         report.accumulator.add(scored)  # type: ignore[union-attr]
     report.scored.sort(key=lambda s: position.get(s.turn_id, 0))
     if judge is not None:
         report.judge_stats = judge.stats()
+        if llm_splitter is not None:
+            report.judge_stats["claim_splitter"] = llm_splitter.stats()
         report.judge_name, report.judge_version = judge.name, judge.version
     return report
 
@@ -192,6 +246,7 @@ def sentence_record(v: SentenceVerdict) -> dict[str, Any]:
         "check_worthy": s.check_worthy,
         "non_claim_reason": s.non_claim_reason,
         "attached": s.attached,
+        "figures": [f.as_dict() for f in s.figures],
         "verdict": v.verdict,
         "supported_elsewhere_by": "+".join(v.supported_elsewhere_by) or None,
         "judge": j.judge if j else None,
@@ -227,6 +282,7 @@ def sentence_json(v: SentenceVerdict, *, judged: bool = True) -> dict[str, Any]:
     s, j = v.sentence, v.judgment
     record = sentence_record(v)
     out = {key: record[key] for key in STRUCTURAL_FIELDS}
+    out["figures"] = record["figures"]
     out.update(duplicate_labels=list(s.duplicate_labels), markers_after_stop=s.markers_after_stop)
     if s.pointer_problems or s.unverified:
         out.update(pointer_problems=dict(s.pointer_problems), unverified=dict(s.unverified))
@@ -243,15 +299,57 @@ def sentence_json(v: SentenceVerdict, *, judged: bool = True) -> dict[str, Any]:
     return out
 
 
+def claim_records(scored: ScoredTurn, sentence_index: int) -> list[dict[str, Any]]:
+    """The claims of one sentence (SPEC §2.1): `{index, text, labels, verdict, credited, judge}`
+    (verdict `not_selected` outside the judged share); the CLI's `claims` and the warehouse's
+    `claim_verdicts` rows are made from these."""
+    st = scored.structured
+    sentence = st.sentences[sentence_index]
+    if st.claims is None or not sentence.check_worthy:
+        return []
+    decided = (scored.claims or {}).get(sentence_index, ())
+    out = []
+    for c, text in enumerate(st.claim_texts(sentence)):
+        v = decided[c] if c < len(decided) else None
+        j = v.judgment if v is not None else None
+        out.append({
+            "index": c,
+            "text": text,
+            "labels": list(sentence.labels),
+            "verdict": v.verdict if v is not None else NOT_SELECTED,
+            "credited": dict(v.credited) if v is not None else {label: False for label in sentence.labels},
+            "judge": j.judge if j else None,
+            "judge_version": j.judge_version if j else None,
+            "score": j.score if j else None,
+            "unjudged_reason": j.unjudged_reason if j else None,
+            "supported_elsewhere_by": "+".join(v.supported_elsewhere_by) or None if v is not None else None,
+            "alone": dict(j.alone) if j else {},
+            "rest": dict(j.rest) if j else {},
+            "unknown_labels": list(sentence.unknown_labels),
+            "stale_labels": list(sentence.stale_labels),
+        })
+    return out
+
+
+CLAIM_FIELDS = ("index", "text", "labels", "verdict", "credited", "judge")
+
+
 def turn_json(scored: ScoredTurn, *, judged: bool = True) -> dict[str, Any]:
     st = scored.structured
+    sentences = [sentence_json(v, judged=judged) for v in scored.verdicts]
+    if st.claims is not None:  # a claims mode: each sentence's claims (`parse`: the split alone)
+        keys = CLAIM_FIELDS if judged else ("index", "text", "labels")
+        for out_sentence, v in zip(sentences, scored.verdicts, strict=True):
+            out_sentence["claims"] = [{k: c[k] for k in keys} for c in claim_records(scored, v.sentence.index)]
     out: dict[str, Any] = {
         "turn_id": st.turn_id,
         "conversation_id": st.turn.conversation_id,
         "question": st.turn.question,
         "attributes": dict(st.turn.attributes),
+        "language": st.language,
+        "language_source": st.language_source,
         "is_refusal": st.is_refusal,
-        "sentences": [sentence_json(v, judged=judged) for v in scored.verdicts],
+        "sentences": sentences,
         "pointer_problems": [
             {"document_index": p.document_index, "reason": p.reason, "cited_title": p.cited_title,
              "recorded_title": p.recorded_title, "kind": p.kind, "label": p.label, "placed": p.placed}

@@ -205,6 +205,26 @@ def read_jsonl(path: str, max_answer_chars: int = DEFAULT_MAX_ANSWER_CHARS
             yield number, parse_line(raw, number, max_answer_chars)
 
 
+def read_turn_file(path: str, max_answer_chars: int = DEFAULT_MAX_ANSWER_CHARS
+                   ) -> tuple[list[Turn], list[Skipped]]:
+    """Every turn of a JSONL file, plus the lines skipped with their reasons.
+
+    A turn id on several lines: the last line wins, as a reload does in the warehouse; each
+    earlier line is skipped as replaced, so lines read = scored + skipped still holds.
+    """
+    items = list(read_jsonl(path, max_answer_chars))
+    last = {item.turn_id: number for number, item in items if item.turn_id is not None}
+    turns, skipped = [], []
+    for number, item in items:
+        if item.turn_id is not None and last[item.turn_id] != number:
+            skipped.append(Skipped(number, item.turn_id, f"duplicate turn_id: replaced by line {last[item.turn_id]}"))
+        elif isinstance(item, Skipped):
+            skipped.append(item)
+        else:
+            turns.append(item)
+    return turns, skipped
+
+
 def decode_line(raw: bytes | str) -> Any:
     """One JSONL line → its JSON value; ValueError with the reason when it is not one.
 

@@ -25,6 +25,7 @@ from citecheck.demo.dialogue import OFFERS, REFUSAL_SENTENCES, USER_QUESTIONS
 from citecheck.demo.files import (
     SampleFiles,
     config_toml,
+    loadable_malformed,
     nli_pairs,
     plan_traffic,
     sample_config,
@@ -40,7 +41,7 @@ from citecheck.demo.traffic import BUNDLED_CHANGES, StepChange, change_on
 __all__ = [
     "BUNDLED_CHANGES", "KINDS", "MALFORMED_KINDS", "OFFERS", "REFUSAL_SENTENCES", "USER_QUESTIONS", "DayTurn",
     "ExpectedSentence", "Sample", "SampleFiles", "StepChange", "change_on", "config_toml", "conversation",
-    "faq_turn", "full_judge_spec", "generate", "judge_spec", "marker_style", "nli_pairs",
+    "faq_turn", "full_judge_spec", "generate", "judge_spec", "loadable_malformed", "marker_style", "nli_pairs",
     "plan_traffic", "sample_config", "sample_files",
     "sample_settings", "start_time", "write_judge", "write_sample", "write_turns_jsonl",
 ]

@@ -50,6 +50,24 @@ def write_turns_jsonl(sample: Sample, path: str | Path, include_malformed: bool 
     return len(lines)
 
 
+def loadable_malformed(sample: Sample) -> list[dict]:
+    """The sample's malformed lines that the source tables can still hold (a JSON object with a
+    new turn id): loaded so the job has bad rows to skip with a reason (`load-sample`)."""
+    from citecheck.warehouse import source_rows
+
+    known = {t["turn_id"] for t in sample.turns}
+    rows = []
+    for line in sample.malformed_lines:
+        try:
+            turn = json.loads(line)
+            if isinstance(turn, dict) and turn.get("turn_id") not in known:
+                source_rows(turn)
+                rows.append(turn)
+        except (ValueError, TypeError):
+            continue
+    return rows
+
+
 def write_judge(sample: Sample, path: str | Path) -> None:
     """Write the recorded judge file for the sample."""
     text = json.dumps(judge_spec(sample), ensure_ascii=False, indent=1)

@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
+from citecheck.job.debris import clean_debris
 from citecheck.job.settings import (
     DEFAULT_JUDGE_SPEC,
     JobSettings,
@@ -60,6 +61,7 @@ __all__ = [
     "aggregate",
     "backfill",
     "build_judge",
+    "clean_debris",
     "complete_day",
     "complete_published",
     "day_metrics",

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, fields
 from typing import Any
 
+from citecheck.core.figures import Figure
 from citecheck.core.model import CitationSpan, Judgment, Passage, PointerProblem, Sentence, StructuredTurn, Turn
 
 _NESTED = frozenset(("context", "native_citations", "pointer_problems"))
@@ -20,7 +21,22 @@ _FIELDS = {cls: tuple(f.name for f in fields(cls)) for cls in (Passage, Citation
 
 
 def _flat(obj: Any) -> dict[str, Any]:
-    return {name: getattr(obj, name) for name in _FIELDS[type(obj)]}
+    out = {name: getattr(obj, name) for name in _FIELDS[type(obj)]}
+    if isinstance(obj, Sentence):
+        out["figures"] = tuple(_figure_dict(f) for f in obj.figures)
+    return out
+
+
+_FIGURE_FIELDS = tuple(f.name for f in fields(Figure))
+
+
+def _figure_dict(figure: Figure) -> dict[str, Any]:
+    return {name: getattr(figure, name) for name in _FIGURE_FIELDS}
+
+
+def _sentence(data: dict[str, Any]) -> Sentence:
+    values = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k != "figures"}
+    return Sentence(**values, figures=tuple(Figure(**f) for f in data.get("figures", ())))
 
 
 def _turn_value(t: Turn, name: str) -> Any:
@@ -37,7 +53,8 @@ def structured_to_dict(st: StructuredTurn) -> dict[str, Any]:
     `attributes`, which is copied."""
     t = st.turn
     turn = {name: _turn_value(t, name) for name in _TURN_FIELDS}
-    return {"turn": turn, "sentences": [_flat(s) for s in st.sentences], "is_refusal": st.is_refusal}
+    return {"turn": turn, "sentences": [_flat(s) for s in st.sentences], "is_refusal": st.is_refusal,
+            "language": st.language, "language_source": st.language_source, "language_repair": st.language_repair}
 
 
 def structured_from_dict(data: dict[str, Any]) -> StructuredTurn:
@@ -48,10 +65,10 @@ def structured_from_dict(data: dict[str, Any]) -> StructuredTurn:
         native_citations=tuple(CitationSpan(**c) for c in t["native_citations"]),
         pointer_problems=tuple(PointerProblem(**p) for p in t["pointer_problems"]),
     )
-    sentences = tuple(
-        Sentence(**{k: tuple(v) if isinstance(v, list) else v for k, v in s.items()}) for s in data["sentences"]
-    )
-    return StructuredTurn(turn=turn, sentences=sentences, is_refusal=data["is_refusal"])
+    sentences = tuple(_sentence(s) for s in data["sentences"])
+    return StructuredTurn(turn=turn, sentences=sentences, is_refusal=data["is_refusal"],
+                          language=data.get("language", "und"), language_source=data.get("language_source", "detected"),
+                          language_repair=data.get("language_repair"))
 
 
 def judgment_to_dict(j: Judgment) -> dict[str, Any]:
