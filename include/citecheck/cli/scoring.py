@@ -77,8 +77,9 @@ def add_plan(sub: Any) -> None:
     p.add_argument("--answers", type=int, required=True, help="answers per day")
     p.add_argument("--sentences-per-answer", type=float, help="check-worthy sentences per answer (default: sample's)")
     p.add_argument("--backend", help="variant to size on, as named in the rates (default: the fastest faithful)")
-    p.add_argument("--rates", help="rates file written by bench/bench_nli.py --rates-out")
-    p.add_argument("--model", default="deberta", help="model in the rates file (deberta or minilm)")
+    p.add_argument("--rates", help="rates file written by bench/bench_nli.py --rates-out (default: the latest "
+                   "rates measured for the project, shipped with it: an estimate for this machine)")
+    p.add_argument("--model", default="deberta", help="model in the rates (deberta or minilm)")
     p.add_argument("--judge", help="or: an NLI judge file to time here in a short calibration run")
     p.add_argument("--window-hours", type=float, default=6.0, help="hours the day's NLI work may take")
     p.add_argument("--premise", choices=("windows", "chunks"), default="windows",
@@ -248,9 +249,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from citecheck import demo
     from citecheck.features import capacity
 
-    if (args.rates is None) == (args.judge is None):
-        raise capacity.PlanError("plan: give exactly one of --rates FILE (from bench/bench_nli.py) or --judge FILE")
-    rates = capacity.rates_from_file(args.rates, args.model) if args.rates else capacity.calibrate(args.judge)
+    if args.rates is not None and args.judge is not None:
+        raise capacity.PlanError("plan: give at most one of --rates FILE (from bench/bench_nli.py) or --judge FILE")
+    if args.rates is not None:
+        rates = capacity.rates_from_file(args.rates, args.model)
+    elif args.judge is not None:
+        rates = capacity.calibrate(args.judge)
+    else:
+        rates = capacity.packaged_rates(args.model)
     traffic, config = demo.plan_traffic(), demo.sample_config()
     profile = capacity.traffic_profile(traffic, config, premise=args.premise)
     chosen = args.backend or rates.fastest_faithful()

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from citecheck.core.model import JudgeItem, Judgment
+from citecheck.core.vocabulary import REPLY_SUPPORTED
 from citecheck.judges import judge_from_spec
 from citecheck.judges import llm as llm_judge
 from citecheck.judges.base import Judge, JudgeSpecError
@@ -117,7 +118,7 @@ def first_stage_elsewhere(item: JudgeItem, first: Judgment, assessment: llm_judg
     """The first stage's `elsewhere`, kept under a verified LLM verdict unless the LLM has just
     rejected it: a rejected sentence is `miscited` only when some passage it does not cite
     supports it."""
-    if assessment.verdict == "supported" or not set(first.elsewhere) <= set(item.cited):
+    if assessment.verdict == REPLY_SUPPORTED or not set(first.elsewhere) <= set(item.cited):
         return first.elsewhere
     return ()
 

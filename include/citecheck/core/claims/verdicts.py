@@ -16,15 +16,14 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from citecheck.core.model import Judgment, Sentence
-from citecheck.core.verdicts import (
+from citecheck.core.verdicts import SentenceVerdict, decide
+from citecheck.core.vocabulary import (
     MISCITED,
     PARTIALLY_SUPPORTED,
     SUPPORTED,
     UNCITED_SUPPORTED,
     UNJUDGED,
     UNSUPPORTED,
-    SentenceVerdict,
-    decide,
 )
 
 

@@ -26,7 +26,7 @@ from citecheck.core.metrics.definitions import (
     MULTI_CITATION_SLICE_MIN,
     TURN_LEVEL_METRICS,
 )
-from citecheck.core.metrics.ratios import macro_values, ratios, values
+from citecheck.core.metrics.ratios import HARMONIC_MEANS, macro_values, ratios, values
 from citecheck.core.metrics.slice_cap import SliceCap
 from citecheck.core.verdicts import SentenceVerdict
 from citecheck.stats.intervals import (
@@ -98,15 +98,17 @@ class _SliceAccumulator:
                 names.append(name)
                 args.append((micro[name].value, spread.ratio_variance(num, den), spread.clusters_with(den),
                              spread.total(den)))
-        recall, precision = micro["citation_recall"].value, micro["citation_precision"].value
-        if recall is not None and precision is not None:  # F1 of the two ratios: its gradient over the totals
-            (rn, rd, _), (pn, pd, _) = METRICS["citation_recall"], METRICS["citation_precision"]
+        for name, (a, b) in HARMONIC_MEANS:  # F1 of two ratios: its gradient over their totals
+            recall, precision = micro[a].value, micro[b].value
+            if recall is None or precision is None:
+                continue
+            (rn, rd, _), (pn, pd, _) = METRICS[a], METRICS[b]
             d_recall, d_precision = harmonic_mean_gradient(recall, precision)
             rx, px = spread.total(rd), spread.total(pd)
             variance = spread.linearized_variance({rn: d_recall / rx, rd: -d_recall * recall / rx,
                                                    pn: d_precision / px, pd: -d_precision * precision / px})
-            names.append("citation_f1")
-            args.append((micro["citation_f1"].value, variance,
+            names.append(name)
+            args.append((micro[name].value, variance,
                          min(spread.clusters_with(rd), spread.clusters_with(pd)), min(rx, px)))
         return dict(zip(names, proportion_intervals(*zip(*args, strict=True)), strict=True))
 
