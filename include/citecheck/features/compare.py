@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from citecheck.core.metrics import BY_NAME, CLAIM_METRICS, METRICS, SCORED_HEADLINE_METRICS, f1_value
+from citecheck.core.metrics import BY_NAME, CLAIM_METRICS, METRICS, SCORED_HEADLINE_METRICS, count_keys, f1_value
 from citecheck.stats.intervals import CONFIDENCE, ClusterTotals, harmonic_mean_gradient
 
 KEY_CHOICES = "turn_id | question | attributes.NAME"
@@ -106,12 +106,9 @@ def compare(base: Sequence[Mapping[str, Any]], candidate: Sequence[Mapping[str, 
 
 
 def _count_keys(metric: str) -> tuple[str, ...]:
-    entry = BY_NAME.get(metric)
-    if entry is None:
+    if metric not in BY_NAME:
         raise CompareError(f"no metric {metric!r}")
-    if entry.harmonic_mean_of is not None:  # F1: the counts of its two parts
-        return tuple(k for part in entry.harmonic_mean_of for k in _count_keys(part))
-    return METRICS[metric][:2]
+    return count_keys(metric)
 
 
 def _paired_totals(pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
