@@ -8,7 +8,8 @@ measure the judges (SPEC §6) and calibrate the judged metrics.
 - `quality`: agreement, false pass and false fail per judge and slice, Cohen's kappa, and the NLI
   threshold sweep.
 - `calibrated`: prediction-powered estimates (Angelopoulos et al., Science 2023; `ppi-python`).
-- `report`: the period's report, read from and published to the warehouse.
+- `loop`: the review loop over the warehouse: export a period's sample, import labels, build, print
+  and publish the period's report (judge quality, calibrated metrics).
 
 A reviewer's `label` says whether the passages the sentence cites support it (`supported`,
 `partial`, `not_supported`; a sentence that cites nothing: whether any passage of its context set
@@ -19,5 +20,7 @@ sentence (`S4=full`), which is what the calibrated faithfulness reads.
 
 from __future__ import annotations
 
-SENTENCE_LABELS = ("supported", "partial", "not_supported")
-CITATION_GRADES = ("full", "partial", "none")
+from citecheck.core.vocabulary import REVIEW_LABELS as SENTENCE_LABELS
+from citecheck.core.vocabulary import SUPPORT_LEVELS as CITATION_GRADES
+
+__all__ = ["CITATION_GRADES", "SENTENCE_LABELS"]

@@ -27,6 +27,7 @@ import jsonschema
 from citecheck.core.claims import apply_splits
 from citecheck.core.model import StructuredTurn
 from citecheck.core.text import text_hash
+from citecheck.core.vocabulary import UNJUDGED
 from citecheck.judges.llm.assessment import Assessment
 from citecheck.judges.llm.batch_state import BatchStateStore
 from citecheck.judges.llm.config import LLMConfig
@@ -92,7 +93,7 @@ class SplitReader:
         for sid, _ in request.sentences:
             entry = entries.get(sid)
             out[sid] = Split(tuple(entry["claims"])) if entry is not None else \
-                Assessment("unjudged", reason="sentence missing from the reply")
+                Assessment(UNJUDGED, reason="sentence missing from the reply")
         return out, len(set(entries) - asked)
 
 
@@ -163,7 +164,7 @@ class LLMClaimSplitter:
         if requests:
             self.counts["answers_asked"] += len(requests)
             if not self._calls.has_api_key():
-                results = {r.custom_id: {sid: Assessment("unjudged", reason="skipped_no_api_key")
+                results = {r.custom_id: {sid: Assessment(UNJUDGED, reason="skipped_no_api_key")
                                          for sid, _ in r.sentences} for r in requests}
             elif self.config.transport == "batches":
                 results = self._batches.run(requests)
