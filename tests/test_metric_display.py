@@ -55,3 +55,16 @@ def test_score_summary_prints_values_as_a_person_reads_them(tmp_path, capsys):
     attachment = next(x for x in lines if x.startswith("attachment_rate "))
     unit = BY_NAME["attachment_rate"].units[1]
     assert attachment.endswith(f"{counts['attached']} attached / {counts['check_worthy_sentences']} {unit}")
+
+
+def test_compare_prints_rates_in_percent_and_their_changes_in_points():
+    from citecheck.features.compare import format_comparison
+
+    none = {"base": None, "candidate": None, "difference": None, "ci_low": None, "ci_high": None, "p_value": None,
+            "items": 0}
+    result = {"paired": 40, "key": "turn_id", "dropped": 0, "dropped_keys": {"base": [], "candidate": []},
+              "metrics": {"citation_recall": {"micro": {"base": 0.5, "candidate": 0.521, "difference": 0.021,
+                                                        "ci_low": -0.01, "ci_high": 0.052, "p_value": 0.2,
+                                                        "items": 40}, "macro": none}}}
+    micro = next(x for x in format_comparison(result).splitlines() if x.startswith("citation_recall") and "micro" in x)
+    assert micro.split()[2:8] == ["50.0%", "52.1%", "+2.1", "pp", "[-1.0", "pp,"]

@@ -201,20 +201,20 @@ def compare_files(base_path: str | Path, candidate_path: str | Path, key: str = 
 
 def format_comparison(result: Mapping[str, Any]) -> str:
     """The comparison as a readable table."""
+    from citecheck.core.metrics.display import difference, format_value
+
     w = max(24, *(len(m) + 2 for m in result["metrics"]))  # 24 unless a claim metric's name is longer
     lines = [f"paired {result['paired']} items by {result['key']}; dropped {result['dropped']} without a partner",
-             f"{'metric':<{w}}{'avg':<7}{'base':>8}{'cand':>8}{'diff':>9}  {'95% interval':<19}{'p':>8}{'n':>6}"]
-
-    def num(v: float | None, width: int, signed: bool = False) -> str:
-        return f"{'null':>{width}}" if v is None else f"{v:>+{width}.3f}" if signed else f"{v:>{width}.3f}"
-
+             f"{'metric':<{w}}{'avg':<7}{'base':>8}{'cand':>8}{'diff':>11}  {'95% interval':<25}{'p':>8}{'n':>6}"]
     for metric, by in result["metrics"].items():
         for averaging in ("micro", "macro"):
             r = by[averaging]
-            span = "" if r["ci_low"] is None else f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]"
+            span = "" if r["ci_low"] is None else \
+                f"[{difference(metric, r['ci_low'])}, {difference(metric, r['ci_high'])}]"
             p = "null" if r["p_value"] is None else f"{r['p_value']:.3g}"
-            lines.append(f"{metric:<{w}}{averaging:<7}{num(r['base'], 8)}{num(r['candidate'], 8)}"
-                         f"{num(r['difference'], 9, True)}  {span:<19}{p:>8}{r['items']:>6}")
+            lines.append(f"{metric:<{w}}{averaging:<7}{format_value(metric, r['base']):>8}"
+                         f"{format_value(metric, r['candidate']):>8}{difference(metric, r['difference']):>11}  "
+                         f"{span:<25}{p:>8}{r['items']:>6}")
     for side, keys in result["dropped_keys"].items():
         if keys:
             shown = ", ".join(keys[:20]) + (f" (+{len(keys) - 20} more)" if len(keys) > 20 else "")

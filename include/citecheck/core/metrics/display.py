@@ -78,6 +78,16 @@ def _parts(parts: tuple[str, str], values: Mapping[str, float | None]) -> str:
     return " · ".join(f"{_short(p)} {format_value(p, values.get(p))}" for p in parts)
 
 
+def difference(name: str, value: float | None) -> str:
+    """A change of the metric: a rate's in percentage points ("+2.1 pp"), another's in its unit."""
+    if value is None:
+        return NULL
+    m = BY_NAME.get(name)
+    if m is not None and m.rate:
+        return f"{value * 100:+.1f} pp"
+    return f"{value:+.3g}" if m is None else f"{value:+.1f}"
+
+
 def interval(name: str, low: float | None, high: float | None) -> str:
     """A 95% interval in the metric's own format: "[35.1%, 40.2%]"; empty without one."""
     if low is None or high is None:
