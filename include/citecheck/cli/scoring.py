@@ -186,7 +186,7 @@ def cmd_score(args: argparse.Namespace, *, judged: bool = True) -> int:
         sys.stderr.write("\n".join(_summary(payload)) + "\n")
     for problem in payload.get("invariant_violations", []):
         sys.stderr.write(f"invariant violated: {problem}\n")
-    return EXIT_SKIPPED if skipped else EXIT_OK
+    return EXIT_SKIPPED if report.skipped else EXIT_OK
 
 
 def _criteria(path: str | None) -> Any:

@@ -16,6 +16,8 @@ questions_are_non_claims = true
 [segmentation]
 abbreviations = ["approx.", "e.g.", "i.e."]  # English (and undetermined): a sentence never ends on one of these
 max_answer_chars = 1000000   # a longer answer is skipped with its size as the reason; 0 = no limit
+max_citations_per_turn = 5000      # a native answer with more citations is skipped, its count the reason; 0 = no limit
+max_citations_per_sentence = 200   # ... or with a sentence carrying more citations than this; 0 = no limit
 
 [languages.de]         # any language code (SPEC §2.2; defaults: citecheck.core.language_rules)
 abbreviations = ["gem."]   # added to the language's shipped abbreviations
@@ -106,6 +108,8 @@ class Config:
     questions_are_non_claims: bool = True
     abbreviations: tuple[str, ...] = DEFAULT_ABBREVIATIONS
     max_answer_chars: int = DEFAULT_MAX_ANSWER_CHARS  # one such turn would dominate a day's judging
+    max_citations_per_turn: int = 5000  # bounded work per answer: beyond it the turn is skipped, its size the reason
+    max_citations_per_sentence: int = 200
     slice_attributes: tuple[str, ...] = ()
     slice_numbers: bool = True
     slice_multi_citation: bool = True
@@ -207,6 +211,8 @@ _TOML_KEYS: dict[tuple[str, str], str] = {
     ("check_worthiness", "questions_are_non_claims"): "questions_are_non_claims",
     ("segmentation", "abbreviations"): "abbreviations",
     ("segmentation", "max_answer_chars"): "max_answer_chars",
+    ("segmentation", "max_citations_per_turn"): "max_citations_per_turn",
+    ("segmentation", "max_citations_per_sentence"): "max_citations_per_sentence",
     ("slices", "attributes"): "slice_attributes",
     ("slices", "numbers"): "slice_numbers",
     ("slices", "multi_citation"): "slice_multi_citation",

@@ -29,6 +29,7 @@ Libraries: `babel` (the language's decimal mark, month names, currency symbols a
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
@@ -401,17 +402,23 @@ def _find(text: str, language: str) -> tuple[Figure, ...]:
     rt = read.text
     if not _DIGIT.search(rt):
         return ()
-    taken: list[tuple[int, int]] = []
+    taken_starts: list[int] = []  # the spans taken, disjoint, sorted by start (a lookup per span, not a scan)
+    taken_ends: list[int] = []
     found: list[tuple[int, int, str, str]] = []  # read start, read end, kind, value
 
     def free(start: int, end: int) -> bool:
-        return all(end <= s or start >= e for s, e in taken)
+        i = bisect.bisect_right(taken_starts, start)
+        if i and taken_ends[i - 1] > start:
+            return False
+        return i == len(taken_starts) or taken_starts[i] >= end
 
     def add(start: int, end: int, kind: str | None, value: str | None) -> None:
         """Take the span; a kind of None (a date that did not parse) takes it with no figure."""
         if not free(start, end):
             return
-        taken.append((start, end))
+        i = bisect.bisect_right(taken_starts, start)
+        taken_starts.insert(i, start)
+        taken_ends.insert(i, end)
         if kind is not None and value is not None:
             found.append((start, end, kind, value))
 
@@ -592,8 +599,38 @@ def trace_figures(figures: Iterable[Figure], passages: Sequence[str] | None,
         return ()
     if not passages:
         return tuple(_traced(f, None) for f in figures)
-    cited = [g for text in passages for g in find_figures(text, language)]
-    return tuple(_traced(f, any(same_figure(f, g) for g in cited)) for f in figures)
+    indices = [_cited_index(text, language) for text in passages]
+    return tuple(_traced(f, any(_in_index(f, index) for index in indices)) for f in figures)
+
+
+@lru_cache(maxsize=256)
+def _cited_index(text: str, language: str) -> dict[tuple[str, str], frozenset[str]]:
+    """A cited text's figures by (kind group, value) → their units, built once per text: tracing a
+    sentence's figure is a lookup, not a scan of every figure of the cited document (an answer
+    of 2,000 sentences citing one long document was quadratic). A full date is also filed under
+    its month and day (`--MM-DD`), which a date stated without a year matches."""
+    index: dict[tuple[str, str], set[str]] = {}
+    for figure in find_figures(text, language):
+        group, value, unit = _unit(figure)
+        index.setdefault((group, value), set()).add(unit)
+        if group == DATE and len(value) == 10 and not value.startswith("--"):
+            index.setdefault((DATE, "-" + value[4:]), set()).add(_FULL_DATE)
+    return {key: frozenset(units) for key, units in index.items()}
+
+
+_FULL_DATE = "full date"  # the unit under which a full date is filed by its month and day
+
+
+def _in_index(stated: Figure, index: dict[tuple[str, str], frozenset[str]]) -> bool:
+    """`same_figure(stated, g)` for some figure g of the indexed cited text."""
+    group, value, unit = _unit(stated)
+    if group == DATE:
+        if (DATE, value) in index:  # the same date, or a date without a year matching a full one's day
+            return True
+        return len(value) == 10 and not value.startswith("--") and (DATE, "-" + value[4:]) in index and any(
+            u != _FULL_DATE for u in index[(DATE, "-" + value[4:])])
+    units = index.get((group, value))
+    return bool(units) and (not unit or unit in units or "" in units)
 
 
 def _traced(figure: Figure, traced: bool | None) -> Figure:

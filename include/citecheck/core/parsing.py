@@ -17,6 +17,7 @@ Bracket text inside code (a fenced block or an inline `code span`) and in the mi
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from sentencex import segment
 
 from citecheck.core.config import Config
+from citecheck.core.formats.common import TurnError
 from citecheck.core.language_rules import LanguageRules
 
 _GLYPHS = "\u2022\u2023\u25aa\u25e6\u25cf\u25a0\u25ba"  # • ‣ ▪ ◦ ● ■ ►: only ever list bullets
@@ -110,6 +112,7 @@ def parse_cited(text: str, spans: Sequence[tuple[int, int]], labels: Sequence[st
     """`parse_plain` with the citations as columns; also returns each sentence's citation indices."""
     cfg = config or _DEFAULT_CONFIG
     sentences = _sentence_spans(text, cfg.rules_for(language))
+    check_citation_counts(sentences, spans, points, cfg)
     hits_by_sentence = cited_by(text, sentences, spans, points)
     out = []
     for (start, end), hits in zip(sentences, hits_by_sentence, strict=True):
@@ -117,6 +120,35 @@ def parse_cited(text: str, spans: Sequence[tuple[int, int]], labels: Sequence[st
         after_stop = len({labels[k] for k in hits if points[k] and _after_stop(text, spans[k][0])})
         out.append(ParsedSentence(_judge_text(text[start:end]), start, end, mine, (), len(mine), after_stop))
     return out, hits_by_sentence
+
+
+def check_citation_counts(sentences: Sequence[tuple[int, int]], spans: Sequence[tuple[int, int]],
+                          points: Sequence[bool], config: Config) -> None:
+    """`TurnError` with the answer's size as the reason when it has more citations than
+    `[segmentation] max_citations_per_turn`, or a sentence more than `max_citations_per_sentence`
+    (0: no limit): the work of an answer is then bounded by its citations plus its sentences times
+    the per-sentence cap. Counted in O(citations × log sentences), before any sentence owns one."""
+    per_turn, per_sentence = config.max_citations_per_turn, config.max_citations_per_sentence
+    if per_turn and len(spans) > per_turn:
+        raise TurnError(f"answer has {len(spans):,} citations, over the limit of {per_turn:,} "
+                        "(segmentation.max_citations_per_turn)")
+    if not per_sentence or len(spans) <= per_sentence or not sentences:
+        return
+    starts = [s for s, _ in sentences]
+    ends = [e for _, e in sentences]
+    change = [0] * (len(sentences) + 1)  # +1 where a citation's first sentence is, -1 after its last
+    for (start, end), point in zip(spans, points, strict=True):
+        if point:
+            first = last = max(bisect.bisect_right(starts, start) - 1, 0)
+        else:
+            first, last = bisect.bisect_right(ends, start), bisect.bisect_left(starts, end) - 1
+        if first <= last:
+            change[first] += 1
+            change[last + 1] -= 1
+    for index, count in enumerate(itertools.accumulate(change[:-1])):
+        if count > per_sentence:
+            raise TurnError(f"answer sentence {index} has {count:,} citations, over the limit of {per_sentence:,} "
+                            "(segmentation.max_citations_per_sentence)")
 
 
 def _after_stop(text: str, position: int) -> bool:

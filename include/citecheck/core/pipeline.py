@@ -27,7 +27,7 @@ from citecheck.core.metrics import (
 from citecheck.core.model import JudgeItem, Judgment, JudgmentKey, StructuredTurn, Turn, unjudged
 from citecheck.core.reader_events import ReaderEvent
 from citecheck.core.structural import ConversationHistory, structure_turn
-from citecheck.core.turns import Skipped
+from citecheck.core.turns import Skipped, TurnError
 from citecheck.core.verdicts import NOT_SELECTED, SentenceVerdict, decide
 from citecheck.judges.base import Judge
 
@@ -39,18 +39,23 @@ def in_conversation_order(turns: Iterable[Turn]) -> list[Turn]:
     return sorted(turns, key=lambda t: (t.conversation_id, t.turn_index))
 
 
-def structure_turns(turns: Iterable[Turn], config: Config,
-                    history: ConversationHistory | None = None) -> Iterator[StructuredTurn]:
+def structure_turns(turns: Iterable[Turn], config: Config, history: ConversationHistory | None = None,
+                    skipped: list[Skipped] | None = None) -> Iterator[StructuredTurn]:
     """Structural checks on every turn; pass turns in conversation order (see above). In a claims
-    mode each check-worthy sentence is also split into its claims (SPEC §2.1)."""
+    mode each check-worthy sentence is also split into its claims (SPEC §2.1). A turn over a size
+    limit found while parsing (`[segmentation] max_citations_per_turn`, `..._per_sentence`) goes to
+    `skipped` with its size as the reason (raised as `TurnError` when no list is given)."""
     history = history if history is not None else ConversationHistory()
-    if not config.claims_on:
-        for turn in turns:
-            yield structure_turn(turn, config, history)
-        return
-    splitter = splitter_for(config)
+    splitter = splitter_for(config) if config.claims_on else None
     for turn in turns:
-        yield split_turn(structure_turn(turn, config, history), splitter, config.claims_max)
+        try:
+            structured = structure_turn(turn, config, history)
+        except TurnError as exc:
+            if skipped is None:
+                raise
+            skipped.append(Skipped(None, turn.turn_id, str(exc)))
+            continue
+        yield structured if splitter is None else split_turn(structured, splitter, config.claims_max)
 
 
 def judge_items(structured: StructuredTurn) -> list[JudgeItem]:
@@ -212,7 +217,7 @@ def score(turns: Iterable[Turn], judge: Judge | None, config: Config,
     cap.log_cuts()
     report = ScoreReport(config=config, skipped=list(skipped), accumulator=MetricAccumulator(config, cap=cap))
     position = {t.turn_id: i for i, t in enumerate(turns)}
-    structured = structure_turns(in_conversation_order(turns), config)
+    structured = structure_turns(in_conversation_order(turns), config, skipped=report.skipped)
     split = llm_splitter.split_turns if llm_splitter is not None else None
     for scored in score_structured(structured, judge, split=split):
         report.scored.append(scored)

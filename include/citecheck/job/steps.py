@@ -138,7 +138,7 @@ def structural(run: DayRun) -> dict[str, Any]:
             turns, skipped = turns_from_dicts(batch, cfg.max_answer_chars)
             repairs.update(input_repairs(batch, turns, cfg))
             staged = []
-            for st in pipeline.structure_turns(turns, cfg, history):
+            for st in pipeline.structure_turns(turns, cfg, history, skipped):
                 selected = is_selected(st.turn_id, settings)
                 shard = shard_of(st.turn.conversation_id, settings.shards)
                 if selected:

@@ -38,11 +38,34 @@ from citecheck.core.model import Passage
 class _Source:
     """One source the citations can point at, with what its format lets the job check."""
 
-    __slots__ = ("blocks", "pages", "passage", "source", "title")
+    __slots__ = ("_squashed", "blocks", "pages", "passage", "source", "title")
 
     def __init__(self, passage: Passage, title: str | None, *, pages: list[str] | None = None,
                  blocks: list[str] | None = None, source: str | None = None) -> None:
         self.passage, self.title, self.pages, self.blocks, self.source = passage, title, pages, blocks, source
+        self._squashed: tuple[str, list[int]] | None = None
+
+    def squashed(self) -> tuple[str, list[int]]:
+        """The source's text with whitespace squashed, built once per source (not per citation),
+        and where each page starts in it (one entry per page, plus the end): what `cited_text` is
+        looked up in."""
+        if self._squashed is None:
+            parts = [squash(page) for page in self.pages] if self.pages is not None else [squash(self.passage.text)]
+            starts, length = [], 0
+            for part in parts:
+                if part and length:
+                    length += 1  # the space that joins it to the page before
+                starts.append(length)
+                length += len(part)
+            self._squashed = (" ".join(part for part in parts if part), [*starts, length])
+        return self._squashed
+
+    def contains(self, cited: str, pages: tuple[int, int] | None = None) -> bool:
+        """Does the text (of the 1-based pages `[start, end)` when given) contain `cited`,
+        whitespace aside? A search in the squashed text, with no copy of it."""
+        text, starts = self.squashed()
+        lo, hi = (starts[pages[0] - 1], starts[pages[1] - 1]) if pages is not None else (0, len(text))
+        return text.find(squash(cited), lo, hi) >= 0
 
 
 def _strings(value: Any, where: str) -> list[str]:
@@ -230,14 +253,11 @@ def _page_problem(citation: Mapping[str, Any], record: _Source, cited: str) -> t
     if isinstance(offsets[0], str):
         return offsets  # type: ignore[return-value]
     start, end = offsets
-    if record.pages is None:  # a PDF logged as plain text: the page numbers cannot be checked
-        pages_text = record.passage.text
-    else:
-        if not 1 <= start < end <= len(record.pages) + 1:  # type: ignore[operator]
-            return OFFSETS_OUT_OF_RANGE, f"pages {start} to {end} (end exclusive) are not among the " \
-                                         f"{len(record.pages)} logged pages"
-        pages_text = " ".join(record.pages[start - 1:end - 1])  # type: ignore[operator]
-    if squash(cited) not in squash(pages_text):
+    if record.pages is not None and not 1 <= start < end <= len(record.pages) + 1:  # type: ignore[operator]
+        return OFFSETS_OUT_OF_RANGE, f"pages {start} to {end} (end exclusive) are not among the " \
+                                     f"{len(record.pages)} logged pages"
+    # a PDF logged as plain text: the page numbers cannot be checked, the whole text is looked in
+    if not record.contains(cited, None if record.pages is None else (start, end)):  # type: ignore[arg-type]
         return CITED_TEXT_MISMATCH, "cited_text is not on the cited pages"
     return None
 
@@ -248,8 +268,7 @@ def _block_problem(citation: Mapping[str, Any], record: _Source, cited: str) -> 
         return offsets  # type: ignore[return-value]
     start, end = offsets
     if record.blocks is None:
-        return None if squash(cited) in squash(record.passage.text) else (
-            CITED_TEXT_MISMATCH, "cited_text is not in the document")
+        return None if record.contains(cited) else (CITED_TEXT_MISMATCH, "cited_text is not in the document")
     if not 0 <= start < end <= len(record.blocks):  # type: ignore[operator]
         return OFFSETS_OUT_OF_RANGE, f"blocks {start} to {end} (end exclusive) are not among the " \
                                      f"{len(record.blocks)} logged blocks"
@@ -272,7 +291,7 @@ def _check_web(citation: Mapping[str, Any], web: list[_Source], span: tuple[int,
     cited = citation.get("cited_text")
     if not record.passage.has_text:
         found.ok(*span, f"W{k}", unverified=("cited_text",))
-    elif isinstance(cited, str) and squash(clean_text(cited)) not in squash(record.passage.text):
+    elif isinstance(cited, str) and not record.contains(clean_text(cited)):
         found.bad(CITED_TEXT_MISMATCH, "cited_text is not in the logged web result", label=f"W{k}", span=span,
                   index=k)
     else:

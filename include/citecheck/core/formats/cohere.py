@@ -25,6 +25,7 @@ from citecheck.core.formats.common import (
     is_int,
     optional_list,
     optional_text,
+    placed_span,
     text_or_none,
 )
 from citecheck.core.model import Passage
@@ -89,27 +90,31 @@ def _check(citation: Any, answer: str, starts: list[int], by_id: Mapping[str | N
     ids = [clean_text(str(s.get("id"))) if isinstance(s, Mapping) and isinstance(s.get("id"), (str, int))
            else None for s in sources]
     start, end = citation.get("start"), citation.get("end")
+    text = citation.get("text")
     base = 0
     content_index = citation.get("content_index")
+
+    def broken(kind: str, reason: str, span: tuple[int, int] | None) -> None:
+        """Offsets that select nothing usable: counted where its text is, else as placed_span says."""
+        for ref in ids:
+            found.bad(kind, reason, label=by_id.get(ref, ref), span=placed_span(answer, text, span))
+
     if is_int(content_index):
         if not 0 <= content_index < len(starts):
-            for ref in ids:
-                found.bad(PART_OUT_OF_RANGE, f"content_index {content_index} names no content item",
-                          label=by_id.get(ref, ref))
+            broken(PART_OUT_OF_RANGE, f"content_index {content_index} names no content item", None)
             return
         base = starts[content_index]
     if not (is_int(start) and is_int(end)):
-        for ref in ids:
-            found.bad(MALFORMED, "citation start/end missing or not integers", label=by_id.get(ref, ref))
+        broken(MALFORMED, "citation start/end missing or not integers", None)
         return
     if not 0 <= start <= end or not base + end <= len(answer):
-        for ref in ids:
-            found.bad(OFFSETS_OUT_OF_RANGE, f"citation offsets {start}-{end} are outside the answer "
-                      f"({len(answer)} characters)", label=by_id.get(ref, ref))
+        broken(OFFSETS_OUT_OF_RANGE, f"citation offsets {start}-{end} are outside the answer "
+               f"({len(answer)} characters)", (base + start, base + end) if start <= end else None)
         return
     span = (base + start, base + end)
-    text = citation.get("text")
     mismatch = not isinstance(text, str) or answer[span[0]:span[1]] != clean_text(text)
+    if mismatch:  # counted where its own text is, when the answer has it once
+        span = placed_span(answer, text, span)
     for ref in ids:
         if ref is None:
             found.bad(MALFORMED, "citation source has no id")

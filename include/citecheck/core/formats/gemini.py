@@ -29,6 +29,7 @@ from citecheck.core.formats.common import (
     is_int,
     optional_list,
     optional_text,
+    placed_span,
     text_or_none,
 )
 from citecheck.core.model import Passage
@@ -107,7 +108,7 @@ def normalise(data: Mapping[str, Any]) -> Normalised:
         raise TurnError("groundingMetadata.groundingSupports is not a list")
     found = Citations()
     for support in supports:
-        _support(support, texts, starts, len(context), found)
+        _support(support, answer, texts, starts, len(context), found)
     return Normalised(answer, context, tuple(found.spans), tuple(found.problems))
 
 
@@ -118,7 +119,8 @@ def _labels(support: Mapping[str, Any]) -> list[tuple[int | None, str | None]]:
     return [(i, f"D{i}") if is_int(i) else (None, None) for i in indices]
 
 
-def _support(support: Any, texts: list[str | None], starts: list[int], n_chunks: int, found: Citations) -> None:
+def _support(support: Any, answer: str, texts: list[str | None], starts: list[int], n_chunks: int,
+             found: Citations) -> None:
     if not isinstance(support, Mapping) or not isinstance(support.get("segment"), Mapping):
         found.bad(MALFORMED, "grounding support has no segment object")
         return
@@ -130,10 +132,13 @@ def _support(support: Any, texts: list[str | None], starts: list[int], n_chunks:
         found.bad(MALFORMED, "groundingChunkIndices is missing or empty")
         return
     segment = support["segment"]
+    logged = segment.get("text")
 
-    def unplaced(kind: str, reason: str) -> None:
+    def unplaced(kind: str, reason: str, span: tuple[int, int] | None = None) -> None:
+        """Offsets that select nothing usable: counted where `segment.text` is, else as placed_span says."""
         for index, label in labels:
-            found.bad(kind, reason, label=label, index=-1 if index is None else index)
+            found.bad(kind, reason, label=label, index=-1 if index is None else index,
+                      span=placed_span(answer, logged, span))
 
     part_index = get(segment, "partIndex", "part_index") or 0
     start = get(segment, "startIndex", "start_index") or 0
@@ -146,26 +151,37 @@ def _support(support: Any, texts: list[str | None], starts: list[int], n_chunks:
         return
     raw = texts[part_index].encode("utf-8", "surrogatepass")  # type: ignore[union-attr]
     if not 0 <= start <= end <= len(raw):
-        unplaced(OFFSETS_OUT_OF_RANGE, f"segment bytes {start}-{end} are outside its part ({len(raw)} bytes)")
+        unplaced(OFFSETS_OUT_OF_RANGE, f"segment bytes {start}-{end} are outside its part ({len(raw)} bytes)",
+                 _char_span(raw, starts[part_index], max(start, 0), min(end, len(raw))) if start <= end else None)
         return
     try:
         before, segment_text = raw[:start].decode("utf-8", "surrogatepass"), raw[start:end].decode(
             "utf-8", "surrogatepass")
     except UnicodeDecodeError:
-        unplaced(SPLIT_CHARACTER, f"segment bytes {start}-{end} cut a UTF-8 character")
+        unplaced(SPLIT_CHARACTER, f"segment bytes {start}-{end} cut a UTF-8 character",
+                 _char_span(raw, starts[part_index], start, end))
         return
     base = starts[part_index] + len(before)
     span = (base, base + len(segment_text))
-    logged = segment.get("text")
+    mismatch = isinstance(logged, str) and clean_text(logged) != clean_text(segment_text)
+    if mismatch:  # counted where its own text is, when the answer has it once
+        span = placed_span(answer, logged, span)
     for k, (index, label) in enumerate(labels):
         if label is None:
             found.bad(MALFORMED, "groundingChunkIndices holds a non-integer")
         elif not 0 <= index < n_chunks:  # type: ignore[operator]
             found.bad(INDEX_OUT_OF_RANGE, f"grounding chunk index {index} out of range ({n_chunks} chunks)",
                       label=label, span=span, index=index)  # type: ignore[arg-type]
-        elif isinstance(logged, str) and clean_text(logged) != clean_text(segment_text):
+        elif mismatch:
             found.bad(ANSWER_TEXT_MISMATCH, "segment.text is not the text its byte offsets select", label=label,
                       span=span, index=index)  # type: ignore[arg-type]
         else:
             found.ok(*span, label, unverified=() if isinstance(logged, str) else ("segment_text",),
                      confidence=scores[k] if k < len(scores) else None)
+
+
+def _char_span(raw: bytes, base: int, start: int, end: int) -> tuple[int, int]:
+    """The answer characters bytes `[start, end)` of a part (at answer offset `base`) come
+    closest to, a character the bytes cut counted with them."""
+    before = len(raw[:start].decode("utf-8", "ignore"))
+    return base + before, base + before + len(raw[start:end].decode("utf-8", "replace"))
