@@ -69,7 +69,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # a reader that went away (`citecheck runs | head`) is found here, not at exit
+        return code
+    except BrokenPipeError:
+        return _reader_gone()
     except (ConfigError, JudgeSpecError, InvalidName, FileNotFoundError) as exc:
         error(str(exc))
         return EXIT_USAGE
@@ -84,6 +88,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _operator_error(args, exc, line, EXIT_WAREHOUSE_ERROR)
     finally:
         logging.getLogger("citecheck").debug("command %s done", getattr(args, "command", None))
+
+
+def _reader_gone() -> int:
+    """stdout's reader closed the pipe (`| head`): the output it wanted was written; end quietly,
+    with stdout pointed at /dev/null so the interpreter's last flush has nowhere to fail."""
+    import os
+
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return EXIT_OK
 
 
 def _operator_error(args: argparse.Namespace, exc: BaseException, line: str, code: int) -> int:

@@ -148,10 +148,13 @@ def _close(run: DayRun, reason: str) -> None:
 
 
 def complete_day(engine: Engine, day: dt.date, settings: JobSettings) -> list[str]:
-    """For a day that is up to date: complete the steps after the publish commit its published run
-    did not (a run cut off after its commit), as one process holding the day; the steps it ran."""
+    """For a day that is up to date: close what killed runs of the day left (`clean_debris`: open
+    ledger rows become `abandoned`, their staging goes; a live run is left alone), then complete
+    the steps after the publish commit its published run did not (a run cut off after its commit),
+    as one process holding the day; the steps it ran."""
     from citecheck.warehouse import published_run_id
 
+    clean_debris(engine, [day], by="a run of the day")
     run_id = published_run_id(engine, day)
     if run_id is None:
         return []

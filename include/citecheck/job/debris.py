@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 
-def clean_debris(engine: Engine, days: Sequence[dt.date] | None) -> dict[str, Any]:
+def clean_debris(engine: Engine, days: Sequence[dt.date] | None, *, by: str = "citecheck gc") -> dict[str, Any]:
     """Close the debris of runs that no longer hold their day (abandoned, staging removed) on the
     given days (default: every day with an open run or staged rows), plus orphaned staging.
 
@@ -30,6 +30,6 @@ def clean_debris(engine: Engine, days: Sequence[dt.date] | None) -> dict[str, An
             if holder is not None:
                 locks.release(engine, day, holder.run_id)
         if ids := runs.close_open_runs(engine, day, keep=keep, status="abandoned",
-                                       reason="abandoned: stopped without finishing; closed by citecheck gc"):
+                                       reason=f"abandoned: stopped without finishing; closed by {by}"):
             closed[day.isoformat()] = ids
     return {"abandoned": closed, "orphaned_staged_rows": runs.orphan_staging(engine), "busy": busy}

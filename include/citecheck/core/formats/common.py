@@ -145,8 +145,9 @@ class Citations:
 def placed_span(answer: str, own_text: Any, span: tuple[int, int] | None) -> tuple[int, int]:
     """Where a citation whose answer span does not select its own answer text (Cohere's `text`,
     Gemini's `segment.text`) is counted (SPEC §3.4): where that text occurs exactly once in the
-    answer; else its span clipped to the answer; else (no span, or one wholly outside the answer)
-    a position at the end of the answer, which the last sentence owns. Never dropped."""
+    answer; else by its span clipped to the answer, as a position at the clipped span's start (one
+    sentence owns it); else (no span, or one wholly outside the answer) a position at the end of
+    the answer, which the last sentence owns. Never dropped."""
     if isinstance(own_text, str) and own_text.strip():
         text = clean_text(own_text)
         first = answer.find(text)
@@ -155,7 +156,7 @@ def placed_span(answer: str, own_text: Any, span: tuple[int, int] | None) -> tup
     if span is not None:
         start, end = max(span[0], 0), min(span[1], len(answer))
         if start < end:
-            return start, end
+            return start, start
     return len(answer), len(answer)
 
 

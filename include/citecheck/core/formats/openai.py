@@ -30,6 +30,7 @@ from citecheck.core.formats.common import (
     is_int,
     optional_list,
     optional_text,
+    placed_span,
     text_or_none,
 )
 from citecheck.core.model import CitationSpan, Passage
@@ -151,21 +152,24 @@ def _annotation(annotation: Any, text: str, offset: int, by_url: Mapping[str | N
     if kind == "file_citation":
         index = annotation.get("index")
         if not is_int(index):
-            found.bad(MALFORMED, "file_citation index is missing or not an integer", label=by_url.get(ref, ref))
+            found.bad(MALFORMED, "file_citation index is missing or not an integer", label=by_url.get(ref, ref),
+                      span=_placed(text, offset, None))
             return
         if not 0 <= index <= len(text):
             found.bad(OFFSETS_OUT_OF_RANGE, f"file_citation index {index} is outside its part "
-                      f"({len(text)} characters)", label=by_url.get(ref, ref))
+                      f"({len(text)} characters)", label=by_url.get(ref, ref), span=_placed(text, offset, None))
             return
         span, point = (offset + index, offset + index), True
     else:
         start, end = annotation.get("start_index"), annotation.get("end_index")
         if not (is_int(start) and is_int(end)):
-            found.bad(MALFORMED, f"{kind} start_index/end_index missing or not integers", label=by_url.get(ref, ref))
+            found.bad(MALFORMED, f"{kind} start_index/end_index missing or not integers", label=by_url.get(ref, ref),
+                      span=_placed(text, offset, None))
             return
         if not 0 <= start <= end <= len(text):
             found.bad(OFFSETS_OUT_OF_RANGE, f"{kind} offsets {start}-{end} are outside its part "
-                      f"({len(text)} characters)", label=by_url.get(ref, ref))
+                      f"({len(text)} characters)", label=by_url.get(ref, ref),
+                      span=_placed(text, offset, (start, end) if start <= end else None))
             return
         span, point = (offset + start, offset + end), False
         if kind == "url_citation":
@@ -176,6 +180,13 @@ def _annotation(annotation: Any, text: str, offset: int, by_url: Mapping[str | N
         return
     found.ok(*span, label, point=point,
              unverified=("answer_span", "cited_text") if kind == "file_citation" else ("cited_text",))
+
+
+def _placed(text: str, offset: int, span: tuple[int, int] | None) -> tuple[int, int]:
+    """Where a citation with broken offsets in a part (at answer offset `offset`) is counted: its
+    span clipped to the part, else the part's end (its last sentence); never dropped (SPEC §3.4)."""
+    start, end = placed_span(text, None, span)
+    return offset + start, offset + end
 
 
 def _link_markers(text: str, start: int, end: int, offset: int, url: str, cuts: list[tuple[int, int]]
