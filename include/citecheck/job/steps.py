@@ -240,7 +240,8 @@ def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalatio
     """Decide every verdict, stage sentence and citation rows, compute the day's metric rows."""
     started = time.perf_counter()
     staging.reset(run.engine, run.run_id, (T.stage_sentence_verdicts, T.stage_citation_verdicts,
-                                           T.stage_daily_metrics, T.stage_recite_suggestions))
+                                           T.stage_daily_metrics, T.stage_recite_suggestions,
+                                           T.stage_claim_verdicts, T.stage_claim_citation_verdicts))
     acc = MetricAccumulator(run.settings.config, cap=slice_cap(run))
     judge_versions: set[str] = set()
     with run.engine.connect() as conn:  # no reader event for the day at all: its reader metrics are null
@@ -255,6 +256,8 @@ def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalatio
         sentence_rows: list[dict[str, Any]] = []
         citation_rows: list[dict[str, Any]] = []
         suggestion_rows: list[dict[str, Any]] = []
+        claim_rows: list[dict[str, Any]] = []
+        link_rows: list[dict[str, Any]] = []
         for st, selected in batch:
             scored = pipeline.decide_turn(st, judgments, selected=selected, reader_events=tuple(
                 events.get(st.turn_id, ())) if reader_logged else None)
@@ -267,7 +270,10 @@ def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalatio
                                       "sentence_index": v.sentence.index, **c} for c in pipeline.citation_records(v))
                 suggestion_rows.extend({"run_id": run.run_id, "day": run.day, **r}
                                        for r in build_suggestions(st.turn_id, v, st.turn.context))
-        staging.stage_verdict_rows(run.engine, sentence_rows, citation_rows)
+            claims, links = pipeline.claim_rows(scored)  # a claims mode's claims and links (none otherwise)
+            claim_rows.extend({"run_id": run.run_id, "day": run.day, **r} for r in claims)
+            link_rows.extend({"run_id": run.run_id, "day": run.day, **r} for r in links)
+        staging.stage_verdict_rows(run.engine, sentence_rows, citation_rows, claim_rows, link_rows)
         staging.stage_rows(run.engine, T.stage_recite_suggestions, suggestion_rows)
     now = dt.datetime.now(dt.UTC)
     metric_rows = [{"run_id": run.run_id, "day": run.day, **row, "computed_at": now} for row in acc.rows()]

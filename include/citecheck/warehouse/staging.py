@@ -13,10 +13,10 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from citecheck.core.model import Judgment, StructuredTurn
+from citecheck.core.model import Judgment, JudgmentKey, StructuredTurn
 from citecheck.core.turns import Skipped
 from citecheck.warehouse import tables as T
-from citecheck.warehouse.serialize import judgment_from_dict, judgment_to_dict, structured_from_dict, structured_to_dict
+from citecheck.warehouse.serialize import judgment_rows, judgments_of_row, structured_from_dict, structured_to_dict
 
 FIRST, FINAL = "first", "final"  # judgment stages: the first-stage judge, and the LLM over it
 
@@ -86,19 +86,21 @@ def drop_judgments(engine: Engine, run_id: str, *, stage: str | None = None, sha
         conn.execute(q)
 
 
-def stage_judgments(engine: Engine, run_id: str, stage: str, judged: Iterable[tuple[tuple[str, int], Judgment]]
+def stage_judgments(engine: Engine, run_id: str, stage: str, judged: Iterable[tuple[JudgmentKey, Judgment]]
                     ) -> int:
-    """Stage ((turn id, sentence index), judgment) pairs of one stage; how many."""
-    rows = [{"run_id": run_id, "turn_id": key[0], "sentence_index": key[1], "stage": stage,
-             "judgment": judgment_to_dict(j)} for key, j in judged]
+    """Stage ((turn id, sentence index[, claim index]), judgment) pairs of one stage (a sentence's
+    claims in one row, `serialize.judgment_rows`); how many judgments."""
+    judged = list(judged)
+    rows = [{"run_id": run_id, "turn_id": key[0], "sentence_index": key[1], "stage": stage, "judgment": value}
+            for key, value in judgment_rows(judged)]
     if rows:
         with engine.begin() as conn:
             conn.execute(T.stage_judgments.insert(), rows)
-    return len(rows)
+    return len(judged)
 
 
 def staged_judgments(engine: Engine, run_id: str, stage: str, turn_range: tuple[str, str] | None = None
-                     ) -> dict[tuple[str, int], Judgment]:
+                     ) -> dict[JudgmentKey, Judgment]:
     """Staged judgments of one stage, keyed (turn, sentence): of the run, or of the turns from
     `turn_range[0]` to `turn_range[1]` (a chunk of `staged_turns`, which is ordered by turn id,
     so the range holds exactly the chunk's turns, compared in the database's own collation)."""
@@ -107,10 +109,10 @@ def staged_judgments(engine: Engine, run_id: str, stage: str, turn_range: tuple[
     if turn_range is not None:
         q = q.where(c.turn_id >= turn_range[0], c.turn_id <= turn_range[1])
     with engine.connect() as conn:
-        return {(r[0], r[1]): judgment_from_dict(r[2]) for r in conn.execute(q)}
+        return {key: j for r in conn.execute(q) for key, j in judgments_of_row(r[0], r[1], r[2])}
 
 
-def deciding_judgments(engine: Engine, run_id: str, turn_ids: Sequence[str]) -> dict[tuple[str, int], Judgment]:
+def deciding_judgments(engine: Engine, run_id: str, turn_ids: Sequence[str]) -> dict[JudgmentKey, Judgment]:
     """The deciding judgment of each sentence of a chunk's turns (given in turn id order): the
     final stage (LLM) over the first."""
     if not turn_ids:
@@ -121,12 +123,17 @@ def deciding_judgments(engine: Engine, run_id: str, turn_ids: Sequence[str]) -> 
     return judgments
 
 
-def stage_verdict_rows(engine: Engine, sentence_rows: list[dict[str, Any]], citation_rows: list[dict[str, Any]]
-                       ) -> None:
-    """One transaction: a chunk's sentence and citation verdict rows."""
+def stage_verdict_rows(engine: Engine, sentence_rows: list[dict[str, Any]], citation_rows: list[dict[str, Any]],
+                       claim_rows: list[dict[str, Any]] = (), link_rows: list[dict[str, Any]] = ()) -> None:  # type: ignore[assignment]
+    """One transaction: a chunk's sentence and citation verdict rows (and in a claims mode its
+    claim and link rows)."""
     if not sentence_rows:
         return
     with engine.begin() as conn:
+        if claim_rows:
+            conn.execute(T.stage_claim_verdicts.insert(), claim_rows)
+        if link_rows:
+            conn.execute(T.stage_claim_citation_verdicts.insert(), link_rows)
         conn.execute(T.stage_sentence_verdicts.insert(), sentence_rows)
         if citation_rows:
             conn.execute(T.stage_citation_verdicts.insert(), citation_rows)
