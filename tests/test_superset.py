@@ -1,11 +1,15 @@
 """`citecheck bi superset` end to end: the generated bundle imports into a real Superset (its own venv,
-SQLite metadata DB, gunicorn on 127.0.0.1) over a Postgres warehouse that `citecheck backfill` filled;
-through Superset's REST API every chart returns rows and the recall trend equals the warehouse's; the
-dashboard opens in real Chromium with no console error (screenshot to test-artifacts/ and docs/)."""
+SQLite metadata DB, gunicorn on 127.0.0.1) over a Postgres warehouse that `citecheck backfill` filled.
+After each import path (`superset import-directory`, as the compose profile runs it, and the ZIP import
+API) every chart returns rows through its saved query context and the recall trend equals the
+warehouse's; the dashboard imported the compose way opens in real Chromium with every chart drawn and
+no console error (screenshot to test-artifacts/; CITECHECK_UPDATE_DOCS_SCREENSHOT=1 updates docs/)."""
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -50,6 +54,16 @@ class Api:
         except urllib.error.HTTPError as error:
             pytest.fail(f"{method} {path}: HTTP {error.code}: {error.read()[:3000]!r}")
 
+    def try_call(self, method: str, path: str) -> tuple[int, Any]:
+        """(status, parsed body) without failing on an HTTP error."""
+        request = urllib.request.Request(self.base + path, method=method)
+        request.add_header("Authorization", f"Bearer {self.token}")
+        try:
+            with urllib.request.urlopen(request, timeout=300) as response:
+                return response.status, json.loads(response.read() or b"{}")
+        except urllib.error.HTTPError as error:
+            return error.code, error.read()[:3000]
+
     def import_zip(self, payload: bytes) -> Any:
         boundary = uuid.uuid4().hex
         parts = [f"--{boundary}\r\nContent-Disposition: form-data; name=\"formData\"; filename=\"bundle.zip\"\r\n"
@@ -60,9 +74,10 @@ class Api:
                          content_type=f"multipart/form-data; boundary={boundary}")
 
 
-def test_the_bundle_is_built_from_the_metric_definitions() -> None:
+def test_the_bundle_is_built_from_the_metric_definitions(monkeypatch: pytest.MonkeyPatch) -> None:
     from citecheck.core.metrics import HEADLINE_METRICS
 
+    monkeypatch.delenv("CITECHECK_WAREHOUSE_SCHEMA", raising=False)
     files = B.bundle("postgresql+psycopg://bi@db.example.invalid/warehouse")
     assert files["metadata.yaml"]["type"] == "Dashboard"
     assert files["databases/citecheck_warehouse.yaml"]["sqlalchemy_uri"].startswith("postgresql+psycopg2://bi@")
@@ -76,6 +91,25 @@ def test_the_bundle_is_built_from_the_metric_definitions() -> None:
                   if k.startswith("CHART-")}
     assert positioned == {c["uuid"] for c in charts}
     assert all(json.loads(c["query_context"])["queries"] for c in charts)
+    # `superset import-directory` stores each chart's query context as written: its dataset is named
+    # by UUID (which Superset resolves), never by an id only the REST importer would rewrite
+    datasets = {v["uuid"]: v for k, v in files.items() if k.startswith("datasets/")}
+    for chart in charts:
+        assert json.loads(chart["query_context"])["datasource"] == {"id": chart["dataset_uuid"], "type": "table"}
+        assert chart["dataset_uuid"] in datasets
+    # and it replaces an empty schema with its examples database's: every dataset names one
+    assert {d["schema"] for d in datasets.values()} == {"public"}
+
+
+def test_the_datasets_schema_is_explicit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CITECHECK_WAREHOUSE_SCHEMA", raising=False)
+    assert B.dataset_schema("postgresql+psycopg://bi@db.example.invalid/warehouse") == "public"
+    assert B.dataset_schema("sqlite:////tmp/warehouse.sqlite") == "main"
+    monkeypatch.setenv("CITECHECK_WAREHOUSE_SCHEMA", "citecheck_out")
+    assert B.dataset_schema("postgresql://bi@db.example.invalid/warehouse") == "citecheck_out"
+    assert B.dataset_schema("postgresql://bi@db.example.invalid/warehouse", "reporting") == "reporting"
+    with pytest.raises(ValueError, match="plain SQL identifier"):
+        B.dataset_schema("postgresql://bi@db.example.invalid/warehouse", "x; DROP TABLE y")
 
 
 def test_the_cli_writes_the_bundle_folders(tmp_path: Path) -> None:
@@ -87,46 +121,91 @@ def test_the_cli_writes_the_bundle_folders(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_superset_imports_the_dashboard_and_serves_the_warehouse(pg_warehouse_url: str, tmp_path: Path) -> None:
+def test_superset_serves_the_dashboard_after_each_import_path(pg_warehouse_url: str, tmp_path: Path) -> None:
     backfill_sample(pg_warehouse_url, tmp_path / "job", "2026-11-15", 17, turns_per_day=150)
     bundle_dir = tmp_path / "bundle"
-    B.write_bundle(pg_warehouse_url, bundle_dir, schema="public")
+    # written as the compose profile's superset-bundle service writes it: the CLI, no --schema
+    done = subprocess.run([sys.executable, "-m", "citecheck", "bi", "superset", "--warehouse-url", pg_warehouse_url,
+                           "--out", str(bundle_dir)], capture_output=True, text=True, env=_without_schema_env())
+    assert done.returncode == 0, done.stderr
+    titles = {c["slice_name"] for k, c in B.bundle(pg_warehouse_url).items() if k.startswith("charts/")}
     with running_superset(tmp_path / "superset") as server:
         api = Api(server)
-        api.import_zip(B.zip_bundle(bundle_dir))
-        charts = api.call("GET", "/api/v1/chart/?q=(page_size:100)")["result"]
-        expected = [c for k, c in B.bundle(pg_warehouse_url).items() if k.startswith("charts/")]
-        assert {c["slice_name"] for c in charts} == {c["slice_name"] for c in expected}
-        rows: dict[str, list[dict[str, Any]]] = {}
-        for chart in charts:
-            data = api.call("GET", f"/api/v1/chart/{chart['id']}/data/")
-            rows[chart["slice_name"]] = data["result"][0]["data"]
-            assert rows[chart["slice_name"]], f"chart {chart['slice_name']!r} returned no rows"
-
-        engine = sa.create_engine(pg_warehouse_url)
-        with engine.connect() as conn:
-            warehouse = {str(r.day): r.citation_recall for r in conn.execute(
-                sa.text("SELECT day, citation_recall FROM daily_metrics_wide"))}
-            overall = conn.execute(sa.text(
-                "SELECT SUM(numerator) / SUM(denominator) FROM daily_metrics WHERE metric = 'citation_recall' "
-                "AND averaging = 'micro' AND slice_name = 'all'")).scalar_one()
-        engine.dispose()
-        trend = rows["citation_recall with its 95% interval"]
-        assert len(trend) == len(warehouse) == 17
-        for row in trend:
-            day = _iso_day(row["day"])
-            assert row["citation_recall"] == pytest.approx(warehouse[day])
-            assert row["citation_recall_ci_low"] <= row["citation_recall"] <= row["citation_recall_ci_high"]
-        by_slice = {(r["slice_name"], r["slice_value"]): r["ratio_of_sums"] for r in rows["citation_recall by slice"]}
-        assert by_slice[("all", "all")] == pytest.approx(overall)
-
-        # The compose profile's path: Superset's own `import-directory` takes the same folder (again,
-        # with overwrite: the UUIDs come from names, so nothing is duplicated).
-        again = server.cli("import-directory", str(bundle_dir), "--overwrite")
-        assert "error occurred" not in (again.stdout + again.stderr).lower(), again.stderr[-3000:]
-        assert len(api.call("GET", "/api/v1/chart/?q=(page_size:100)")["result"]) == len(charts)
+        # 1. the compose way (superset/start.sh, docs/superset.md): `superset import-directory` into a
+        #    fresh Superset, then the dashboard in Chromium
+        _import_directory(server, bundle_dir)
+        _assert_rows_match_the_warehouse(_chart_rows(api, titles, "import-directory"), pg_warehouse_url)
         dashboard = api.call("GET", f"/api/v1/dashboard/{B.DASHBOARD_SLUG}")["result"]
-        _open_in_chromium(server, dashboard["url"], len(charts))
+        _open_in_chromium(server, dashboard["url"], len(titles))
+
+        # 2. the REST import of the zipped bundle into a Superset that has none of it
+        _delete_imported(api)
+        assert api.call("GET", "/api/v1/chart/?q=(page_size:100)")["count"] == 0
+        api.import_zip(B.zip_bundle(bundle_dir))
+        _assert_rows_match_the_warehouse(_chart_rows(api, titles, "the ZIP import API"), pg_warehouse_url)
+
+        # 3. the compose restart after a regenerated bundle: import-directory --overwrite over what is
+        #    there (the UUIDs come from names, so nothing is duplicated)
+        _import_directory(server, bundle_dir)
+        _chart_rows(api, titles, "import-directory over the ZIP import")
+
+
+def _without_schema_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k != "CITECHECK_WAREHOUSE_SCHEMA"}
+
+
+def _import_directory(server: Superset, bundle_dir: Path) -> None:
+    done = server.cli("import-directory", str(bundle_dir), "--overwrite")
+    assert "error occurred" not in (done.stdout + done.stderr).lower(), done.stderr[-3000:]
+
+
+def _chart_rows(api: Api, titles: set[str], path: str) -> dict[str, list[dict[str, Any]]]:
+    """Every chart's rows through its saved query context (`GET /api/v1/chart/<id>/data/`), as the
+    dashboard, alerts and reports read them; fails naming every chart that answers no rows."""
+    charts = api.call("GET", "/api/v1/chart/?q=(page_size:100)")["result"]
+    assert sorted(c["slice_name"] for c in charts) == sorted(titles), f"charts after {path}"
+    rows: dict[str, list[dict[str, Any]]] = {}
+    failed: dict[str, str] = {}
+    for chart in charts:
+        status, body = api.try_call("GET", f"/api/v1/chart/{chart['id']}/data/")
+        if status != 200:
+            failed[chart["slice_name"]] = f"HTTP {status}: {str(body)[:300]}"
+        elif not body["result"][0]["data"]:
+            failed[chart["slice_name"]] = "no rows"
+        else:
+            rows[chart["slice_name"]] = body["result"][0]["data"]
+    assert not failed, f"after {path}, {len(failed)} of {len(charts)} charts answer no rows: {failed}"
+    return rows
+
+
+def _assert_rows_match_the_warehouse(rows: dict[str, list[dict[str, Any]]], warehouse_url: str) -> None:
+    engine = sa.create_engine(warehouse_url)
+    with engine.connect() as conn:
+        warehouse = {str(r.day): r.citation_recall for r in conn.execute(
+            sa.text("SELECT day, citation_recall FROM daily_metrics_wide"))}
+        overall = conn.execute(sa.text(
+            "SELECT SUM(numerator) / SUM(denominator) FROM daily_metrics WHERE metric = 'citation_recall' "
+            "AND averaging = 'micro' AND slice_name = 'all'")).scalar_one()
+    engine.dispose()
+    trend = rows["citation_recall with its 95% interval"]
+    assert len(trend) == len(warehouse) == 17
+    for row in trend:
+        day = _iso_day(row["day"])
+        assert row["citation_recall"] == pytest.approx(warehouse[day])
+        assert row["citation_recall_ci_low"] <= row["citation_recall"] <= row["citation_recall_ci_high"]
+    by_slice = {(r["slice_name"], r["slice_value"]): r["ratio_of_sums"] for r in rows["citation_recall by slice"]}
+    assert by_slice[("all", "all")] == pytest.approx(overall)
+
+
+def _delete_imported(api: Api) -> None:
+    """Delete the dashboard, charts, datasets and the warehouse database (children first)."""
+    for kind in ("dashboard", "chart", "dataset"):
+        ids = [item["id"] for item in api.call("GET", f"/api/v1/{kind}/?q=(page_size:100)")["result"]]
+        if ids:
+            api.call("DELETE", f"/api/v1/{kind}/?q=!({','.join(map(str, ids))})")
+    for database in api.call("GET", "/api/v1/database/?q=(page_size:100)")["result"]:
+        if database["database_name"] == B.DATABASE_NAME:
+            api.call("DELETE", f"/api/v1/database/{database['id']}")
 
 
 def _iso_day(value: Any) -> str:
@@ -137,7 +216,21 @@ def _iso_day(value: Any) -> str:
     return str(value)[:10]
 
 
+DRAWN_OR_FAILED = """n => {
+    const holders = [...document.querySelectorAll('.dashboard-component-chart-holder')];
+    return holders.length >= n && holders.every(h => h.querySelector('canvas, table tbody tr')
+        || /Not found|No results|error/i.test(h.innerText));
+}"""
+CHART_HOLDERS = """() => [...document.querySelectorAll('.dashboard-component-chart-holder')].map(h => ({
+    canvases: h.querySelectorAll('canvas').length, table_rows: h.querySelectorAll('table tbody tr').length,
+    text: h.innerText.slice(0, 300)}))"""
+
+
 def _open_in_chromium(server: Superset, path: str, chart_count: int) -> None:
+    """The dashboard in Chromium: every chart drawn (a canvas, or a table with rows), none saying
+    "Not found", "No results" or an error, no console error, no request leaving 127.0.0.1. The
+    screenshot goes to test-artifacts/; CITECHECK_UPDATE_DOCS_SCREENSHOT=1 also copies it over the
+    committed docs/superset_dashboard.png (a deliberate update, never a side effect of a test run)."""
     from playwright.sync_api import sync_playwright
 
     from helpers.browser import PageCheck, artifacts_dir, launch, watch
@@ -163,13 +256,17 @@ def _open_in_chromium(server: Superset, path: str, chart_count: int) -> None:
         page.keyboard.press("Enter")
         page.wait_for_url(lambda url: "/login" not in url, timeout=180_000)
         page.goto(check.url, wait_until="domcontentloaded", timeout=300_000)
-        page.wait_for_function(
-            "n => document.querySelectorAll('.dashboard-component-chart-holder canvas, "
-            ".dashboard-component-chart-holder table').length >= n", arg=chart_count, timeout=300_000)
+        page.wait_for_function(DRAWN_OR_FAILED, arg=chart_count, timeout=300_000)
         page.wait_for_load_state("load", timeout=300_000)
+        holders = page.evaluate(CHART_HOLDERS)
         page.screenshot(path=str(shot), full_page=True)
         context.close()
         browser.close()
-    shutil.copy(shot, REPO / "docs" / "superset_dashboard.png")
+    if os.environ.get("CITECHECK_UPDATE_DOCS_SCREENSHOT") == "1":
+        shutil.copy(shot, REPO / "docs" / "superset_dashboard.png")
+    assert len(holders) == chart_count, holders
+    undrawn = [h["text"] for h in holders if not (h["canvases"] or h["table_rows"])
+               or re.search(r"Not found|No results", h["text"])]
+    assert not undrawn, f"charts not drawn on the dashboard (screenshot {shot}): {undrawn}"
     assert check.console_errors == [], f"console errors: {check.console_errors} (outside: {check.outside_requests})"
     assert check.outside_requests == [], f"the dashboard asked for hosts other than 127.0.0.1: {check.outside_requests}"

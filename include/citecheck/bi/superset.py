@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from citecheck.bi.published import published_columns
-from citecheck.core.metrics import HEADLINE_METRICS, JUDGED_METRICS, METRICS
-from citecheck.core.verdicts import NOT_CHECK_WORTHY, NOT_SELECTED
+from citecheck.core.metrics import BY_NAME, HEADLINE_METRICS, JUDGED_METRICS, METRICS
+from citecheck.core.vocabulary import NOT_CHECK_WORTHY, NOT_SELECTED
 from citecheck.warehouse import tables as T
 
 VERSION = "1.0.0"
@@ -32,6 +32,7 @@ DATABASE_NAME = "citecheck warehouse"
 DASHBOARD_TITLE = "citecheck: citation quality"
 DASHBOARD_SLUG = "citecheck"
 NO_TIME_FILTER = "No filter"
+DEFAULT_SCHEMAS = {"postgresql": "public", "sqlite": "main"}  # where a connection's unqualified names go
 OVERALL = (("slice_name", "==", "all"), ("averaging", "==", "micro"))
 # Datasets the dashboard reads (a subset of grants.BI_READABLE).
 DATASETS = ("daily_metrics_wide", "daily_metrics", "sentence_verdicts", "alerts", "recite_suggestions")
@@ -56,6 +57,25 @@ def superset_uri(warehouse_url: str) -> str:
     return url.render_as_string(hide_password=False)
 
 
+def dataset_schema(warehouse_url: str, schema: str | None = None) -> str | None:
+    """The schema the datasets name: `schema`, else the warehouse's configured output schema
+    (`CITECHECK_WAREHOUSE_SCHEMA`), else the dialect's default (`public`, SQLite's `main`).
+
+    Never left empty where a default is known: `superset import-directory` (the examples importer)
+    replaces an empty schema with the default schema of Superset's *examples* database (`main` on
+    SQLite metadata), and every chart would then query a schema the warehouse does not have."""
+    import sqlalchemy as sa
+
+    from citecheck.warehouse.naming import identifier, warehouse_names
+
+    if schema is not None:
+        return identifier(schema, "schema")
+    configured = warehouse_names().schema
+    if configured is not None:
+        return configured
+    return DEFAULT_SCHEMAS.get(sa.engine.make_url(warehouse_url).get_backend_name())
+
+
 def _database(warehouse_url: str) -> dict[str, Any]:
     return {
         "database_name": DATABASE_NAME, "sqlalchemy_uri": superset_uri(warehouse_url), "cache_timeout": None,
@@ -75,7 +95,13 @@ def _dataset_metrics(name: str) -> list[dict[str, Any]]:
         metrics += [(c.name, f"MAX({c.name})", c.description) for c in published_columns(name)
                     if c.sql_type == "FLOAT"]
     return [{"metric_name": m, "verbose_name": m, "metric_type": None, "expression": expr, "description": text,
-             "d3format": None, "extra": {}, "warning_text": None} for m, expr, text in metrics]
+             "d3format": d3_format(m), "extra": {}, "warning_text": None} for m, expr, text in metrics]
+
+
+def d3_format(column: str) -> str | None:
+    """The registry's BI format of a wide-view metric column (its interval columns too); None for others."""
+    entry = BY_NAME.get(column.removesuffix("_ci_low").removesuffix("_ci_high"))
+    return None if entry is None else entry.bi_format
 
 
 def _dataset(name: str, schema: str | None) -> dict[str, Any]:
@@ -116,8 +142,11 @@ def _chart(title: str, viz_type: str, dataset: str, form: dict[str, Any], query:
     queries = [{"filters": filters, "extras": {"having": "", "where": "", **query.pop("extras", {})},
                 "applied_time_extras": {}, "row_limit": params["row_limit"], "annotation_layers": [],
                 "series_limit": 0, "url_params": {}, "custom_params": {}, "custom_form_data": {}, **query}]
-    context = {"datasource": {"id": 0, "type": "table"}, "force": False, "queries": queries, "form_data": params,
-               "result_format": "json", "result_type": "full"}
+    # The saved query context names its dataset by UUID, which Superset (>= 4.1) resolves as well as an id:
+    # the REST import rewrites it to the new id, but `superset import-directory` (the examples importer)
+    # stores it as written, so a placeholder id would make /api/v1/chart/{id}/data/ answer 404.
+    context = {"datasource": {"id": _uuid("dataset", dataset), "type": "table"}, "force": False,
+               "queries": queries, "form_data": params, "result_format": "json", "result_type": "full"}
     return {"slice_name": title, "description": None, "certified_by": None, "certification_details": None,
             "viz_type": viz_type, "params": params, "query_context": json.dumps(context), "cache_timeout": None,
             "uuid": _uuid("chart", title), "version": VERSION, "dataset_uuid": _uuid("dataset", dataset)}
@@ -213,7 +242,8 @@ def _file_name(title: str) -> str:
 
 
 def bundle(warehouse_url: str, schema: str | None = None) -> dict[str, dict[str, Any]]:
-    """Path inside the bundle -> content, for every file."""
+    """Path inside the bundle -> content, for every file (`schema`: see `dataset_schema`)."""
+    schema = dataset_schema(warehouse_url, schema)
     files: dict[str, dict[str, Any]] = {
         "metadata.yaml": {"version": VERSION, "type": "Dashboard",
                           "timestamp": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")},

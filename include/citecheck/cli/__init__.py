@@ -8,7 +8,7 @@ line says what failed, the run and what to do; `--debug` prints the traceback).
 
 - `options`: the options several commands share, each defined once, and the argument types
 - `common`: exit codes, JSON output, the warehouse and configuration of the environment
-- `scoring`: score, parse, compare, calibrate, plan (files, no warehouse needed)
+- `scoring`: score, parse, compare, gate, calibrate, plan (files, no warehouse needed)
 - `loading`: sample, load-sample, load-turns, load-events
 - `admin`: init-warehouse, grant-bi, ddl
 - `daily`: run, backfill, stale, runs, gc (the daily job)
@@ -39,7 +39,7 @@ __all__ = ["EXIT_DAY_LOCKED", "EXIT_OK", "EXIT_SKIPPED", "EXIT_USAGE", "EXIT_VAL
 
 # Every command, in the order `citecheck --help` lists them; each group module registers its own.
 COMMANDS = (
-    scoring.add_score, scoring.add_parse, scoring.add_compare, scoring.add_calibrate,
+    scoring.add_score, scoring.add_parse, scoring.add_compare, scoring.add_gate, scoring.add_calibrate,
     loading.add_sample, admin.add_init_warehouse, loading.add_load_sample, loading.add_load_turns,
     loading.add_load_events, daily.add_stale, daily.add_run, daily.add_backfill, daily.add_runs, daily.add_gc,
     published.add_metrics, published.add_report, published.add_alerts, published.add_suggestions,

@@ -28,7 +28,8 @@ def add_bi(sub: Any) -> None:
     s = bi.add_parser("superset", help="write a Superset import bundle (superset import-directory DIR)")
     options.add_warehouse_url(s, help="the warehouse as Superset connects to it")
     options.add_out(s, required=True, help="the bundle folder (metadata.yaml, databases/, datasets/, ...)")
-    s.add_argument("--schema", default=None, help="schema of the published tables (default: the URL's default)")
+    s.add_argument("--schema", default=None, help="schema of the published tables (default: "
+                   "CITECHECK_WAREHOUSE_SCHEMA, else public on PostgreSQL, main on SQLite)")
     s.set_defaults(func=cmd_superset)
 
 

@@ -13,6 +13,7 @@ EXIT_OK = 0
 EXIT_SKIPPED = 1  # finished, but some input lines or turns were skipped
 EXIT_USAGE = 2  # bad usage, configuration or judge file: nothing was done
 EXIT_VALIDATION_FAILED = 3  # a day's output broke an expectation: nothing of it was published
+EXIT_DECISION_FAILED = 3  # `gate`: the release decision is fail or no_data (same code: CI stops on both)
 EXIT_DAY_LOCKED = 4  # another run holds the day (waited --lock-wait seconds, or not at all)
 EXIT_WAREHOUSE_ERROR = 5  # the warehouse failed (unreachable, a statement refused): see the one-line message
 

@@ -10,7 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from citecheck.cli import options
-from citecheck.cli.common import EXIT_OK, EXIT_SKIPPED, EXIT_USAGE, error, warehouse, write_json
+from citecheck.cli.common import (
+    EXIT_DECISION_FAILED,
+    EXIT_OK,
+    EXIT_SKIPPED,
+    EXIT_USAGE,
+    error,
+    warehouse,
+    write_json,
+)
 
 
 def add_score(sub: Any) -> None:
@@ -22,6 +30,7 @@ def add_score(sub: Any) -> None:
     p.add_argument("--cache", help="SQLite file keeping NLI judgments between runs")
     p.add_argument("--run-id", help="run id (LLM batches reattach to the batch of the same run id)")
     p.add_argument("--summary", action="store_true", help="print a readable metric summary on stderr")
+    p.add_argument("--criteria", help="criteria TOML ([[criteria]], SPEC §5.1): adds `criteria` and `decision`")
     p.set_defaults(func=cmd_score)
 
 
@@ -42,6 +51,18 @@ def add_compare(sub: Any) -> None:
     p.set_defaults(func=cmd_compare)
 
 
+def add_gate(sub: Any) -> None:
+    p = sub.add_parser("gate", help="release decision for CI: criteria on a candidate's `score` output "
+                                    "(and non-inferiority against a base); exit 0 pass, 3 fail or no_data, 2 invalid")
+    p.add_argument("--candidate", required=True, help="score output (JSON) of the candidate version")
+    p.add_argument("--base", help="score output (JSON) of the base version on the same questions (for "
+                                  "max_drop / max_rise)")
+    p.add_argument("--criteria", required=True, help="criteria TOML file ([[criteria]])")
+    p.add_argument("--key", default="turn_id", help="pair items by turn_id (default), question or attributes.NAME")
+    options.add_json(p, help="print the decision as a JSON object")
+    p.set_defaults(func=cmd_gate)
+
+
 def add_calibrate(sub: Any) -> None:
     p = sub.add_parser("calibrate", help="judge calibration report against human labels (SPEC §6)")
     p.add_argument("--labels", help="JSON: rows with 'human' and 'judge' booleans")
@@ -56,12 +77,16 @@ def add_plan(sub: Any) -> None:
     p.add_argument("--answers", type=int, required=True, help="answers per day")
     p.add_argument("--sentences-per-answer", type=float, help="check-worthy sentences per answer (default: sample's)")
     p.add_argument("--backend", help="variant to size on, as named in the rates (default: the fastest faithful)")
-    p.add_argument("--rates", help="rates file written by bench/bench_nli.py --rates-out")
-    p.add_argument("--model", default="deberta", help="model in the rates file (deberta or minilm)")
+    p.add_argument("--rates", help="rates file written by bench/bench_nli.py --rates-out (default: the latest "
+                   "rates measured for the project, shipped with it: an estimate for this machine)")
+    p.add_argument("--model", default="deberta", help="model in the rates (deberta or minilm)")
     p.add_argument("--judge", help="or: an NLI judge file to time here in a short calibration run")
     p.add_argument("--window-hours", type=float, default=6.0, help="hours the day's NLI work may take")
     p.add_argument("--premise", choices=("windows", "chunks"), default="windows",
                    help="premise mode to size (the judge file's \"premise\"; default windows)")
+    p.add_argument("--claims", choices=("rules", "llm"),
+                   help="also size a claims mode: NLI pairs per claim vs per sentence; for llm the splitter's "
+                        "tokens and USD per 1,000 answers with and without batches and caching")
     options.add_json(p, help="print the plan as JSON")
     p.set_defaults(func=cmd_plan)
 
@@ -78,9 +103,29 @@ def _summary(payload: dict[str, Any]) -> Iterator[str]:
         ci = payload["metrics"].get("intervals", {}).get("micro", {}).get(name) or {}
         span = "" if ci.get("ci_low") is None else f"  [{ci['ci_low']:.3f}, {ci['ci_high']:.3f}]"
         yield f"{name:<26}" + "".join(f"{'null':>10}" if v is None else f"{v:>10.3f}" for v in row) + span
+    yield from _claims_summary(payload)
     yield from _native_summary(payload)
     for skip in payload["skipped"][:10]:
         yield f"skipped line {skip['line']} ({skip['turn_id']}): {skip['reason']}"
+
+
+def _claims_summary(payload: dict[str, Any]) -> Iterator[str]:
+    """A claims mode's metrics (SPEC §2.1) under the sentence ones, and the splits it rejected."""
+    from citecheck.core.metrics import CLAIM_METRICS, METRICS
+
+    micro = payload["metrics"]["micro"]
+    if "claim_recall" not in micro:
+        return
+    intervals = payload["metrics"].get("intervals", {}).get("micro", {})
+    yield f"{'claim metric':<30}{'micro':>10}{'macro':>10}  micro 95% interval"
+    for name in (m for m in METRICS if m in CLAIM_METRICS):
+        row = [payload["metrics"][avg].get(name) for avg in ("micro", "macro")]
+        ci = intervals.get(name) or {}
+        span = "" if ci.get("ci_low") is None else f"  [{ci['ci_low']:.3f}, {ci['ci_high']:.3f}]"
+        yield f"{name:<30}" + "".join(f"{'null':>10}" if v is None else f"{v:>10.3f}" for v in row) + span
+    run = payload["run"]
+    yield (f"claims mode {run.get('claims_mode')}: {payload['counts'].get('check_worthy_claims', 0)} claims, "
+           f"{run.get('claim_splits_rejected', 0)} splits rejected (kept whole: a claim added a figure or word)")
 
 
 def _native_summary(payload: dict[str, Any]) -> Iterator[str]:
@@ -118,6 +163,7 @@ def cmd_score(args: argparse.Namespace, *, judged: bool = True) -> int:
     from citecheck.judges import load_judge
 
     config = load_config(args.config)
+    criteria = _criteria(getattr(args, "criteria", None))
     judge = None
     if judged:
         cache_options = {"cache": _open_cache(getattr(args, "cache", None)), "run_id": getattr(args, "run_id", None)}
@@ -125,12 +171,42 @@ def cmd_score(args: argparse.Namespace, *, judged: bool = True) -> int:
     turns, skipped = read_turn_file(args.turns, config.max_answer_chars)
     report = score(turns, judge, config, skipped)
     payload = report.to_json(judged=judged)
+    if criteria is not None:
+        from citecheck.core.criteria import decision_json, evaluate
+
+        payload.update(decision_json(*evaluate(report.scored, criteria), criteria))
     write_json(payload, args.out)
     if judged and getattr(args, "summary", False):
         sys.stderr.write("\n".join(_summary(payload)) + "\n")
     for problem in payload.get("invariant_violations", []):
         sys.stderr.write(f"invariant violated: {problem}\n")
     return EXIT_SKIPPED if skipped else EXIT_OK
+
+
+def _criteria(path: str | None) -> Any:
+    """The criteria file of `--criteria`, validated before anything is scored (CriteriaError: exit 2)."""
+    if path is None:
+        return None
+    from citecheck.core.criteria import load_criteria_file
+
+    return load_criteria_file(path)
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    from citecheck.core.criteria import PASS, CriteriaError
+    from citecheck.features.compare import CompareError
+    from citecheck.features.gate import format_gate, gate_files
+
+    try:
+        result = gate_files(args.candidate, args.criteria, args.base, args.key)
+    except (CriteriaError, CompareError, FileNotFoundError) as exc:
+        sys.stderr.write(f"citecheck gate: error: {exc}\n")
+        return EXIT_USAGE
+    if args.json:
+        write_json(result, None)
+    else:
+        print(format_gate(result))
+    return EXIT_OK if result["decision"] == PASS else EXIT_DECISION_FAILED
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -173,9 +249,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from citecheck import demo
     from citecheck.features import capacity
 
-    if (args.rates is None) == (args.judge is None):
-        raise capacity.PlanError("plan: give exactly one of --rates FILE (from bench/bench_nli.py) or --judge FILE")
-    rates = capacity.rates_from_file(args.rates, args.model) if args.rates else capacity.calibrate(args.judge)
+    if args.rates is not None and args.judge is not None:
+        raise capacity.PlanError("plan: give at most one of --rates FILE (from bench/bench_nli.py) or --judge FILE")
+    if args.rates is not None:
+        rates = capacity.rates_from_file(args.rates, args.model)
+    elif args.judge is not None:
+        rates = capacity.calibrate(args.judge)
+    else:
+        rates = capacity.packaged_rates(args.model)
     traffic, config = demo.plan_traffic(), demo.sample_config()
     profile = capacity.traffic_profile(traffic, config, premise=args.premise)
     chosen = args.backend or rates.fastest_faithful()
@@ -193,5 +274,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
         window_hours=args.window_hours,
         window_profile=scale_from,
     )
-    print(json.dumps(result, indent=2, default=str) if args.json else capacity.render(result))
+    text = None if args.json else capacity.render(result)
+    if args.claims:
+        from citecheck.features import claims_plan
+
+        result["claims"] = claims_plan.claims_plan(traffic, config, args.answers, args.claims)
+        text = None if args.json else text + "\n" + claims_plan.render_claims(result["claims"])
+    print(json.dumps(result, indent=2, default=str) if args.json else text)
     return EXIT_OK

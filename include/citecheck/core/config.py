@@ -27,6 +27,11 @@ length_buckets = [3, 6, 10]   # answer length in sentences: 1-3, 4-6, 7-10, 11+
 [day]
 timezone = "UTC"
 assume_zone = "UTC"    # the zone of a timestamp without one (counted per day), or "refuse"
+
+[claims]
+mode = "sentence"      # sentence (each sentence one claim: every output as without claims), rules, llm, recorded
+recorded = "claims.json"   # mode = "recorded": {"claims": [{"sentence": TEXT, "claims": [TEXT, ...]}]}
+max_claims = 20        # a split into more claims is rejected (the sentence stays one claim)
 ```
 """
 
@@ -103,6 +108,10 @@ class Config:
     # a timestamp without a zone is read in this zone (counted in the day's input repairs); "refuse":
     # such a turn is malformed (load-turns lists it)
     assume_zone: str = "UTC"
+    # SPEC §2.1: the unit below the sentence (`citecheck.core.claims`); "sentence" = no claims
+    claims_mode: str = "sentence"
+    claims_recorded: str = ""
+    claims_max: int = 20
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @cached_property
@@ -129,9 +138,17 @@ class Config:
     def non_claim_res(self) -> tuple[re.Pattern[str], ...]:
         return tuple(re.compile(p, re.IGNORECASE) for p in self.non_claim_patterns)
 
+    @property
+    def claims_on(self) -> bool:
+        """A claims mode (SPEC §2.1): sentences are split into claims and judged per claim."""
+        return self.claims_mode != "sentence"
+
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data.pop("extra")
+        if not self.claims_on:  # sentence mode hashes as it did before claims existed
+            for name in CLAIMS_FIELDS:
+                data.pop(name)
         return data
 
     @cached_property
@@ -158,7 +175,12 @@ _TOML_KEYS: dict[tuple[str, str], str] = {
     ("slices", "max_values_per_key"): "slice_max_values",
     ("day", "timezone"): "timezone",
     ("day", "assume_zone"): "assume_zone",
+    ("claims", "mode"): "claims_mode",
+    ("claims", "recorded"): "claims_recorded",
+    ("claims", "max_claims"): "claims_max",
 }
+CLAIMS_MODES = ("sentence", "rules", "llm", "recorded")
+CLAIMS_FIELDS = ("claims_mode", "claims_recorded", "claims_max")
 
 
 def load_config(path: str | Path | None = None) -> Config:
@@ -171,7 +193,11 @@ def load_config(path: str | Path | None = None) -> Config:
         raise ConfigError(f"config file not found: {path}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
-    return config_from_mapping(data)
+    config = config_from_mapping(data)
+    recorded = config.claims_recorded
+    if recorded and not Path(recorded).is_absolute():  # a recorded claims file beside its config
+        config = replace(config, claims_recorded=str(Path(path).parent / recorded))
+    return config
 
 
 def config_from_mapping(data: dict[str, Any]) -> Config:
@@ -180,6 +206,11 @@ def config_from_mapping(data: dict[str, Any]) -> Config:
     values: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     for section, table in data.items():
+        if section == "criteria":  # [[criteria]]: validated into `core.criteria.Criteria` with the job settings
+            if not isinstance(table, list):
+                raise ConfigError("config: criteria must be an array of tables ([[criteria]])")
+            extra["criteria"] = table
+            continue
         if not isinstance(table, dict):
             raise ConfigError(f"config: [{section}] must be a table")
         for key, value in table.items():
@@ -204,6 +235,12 @@ def config_from_mapping(data: dict[str, Any]) -> Config:
         except (ZoneInfoNotFoundError, ValueError) as exc:
             raise ConfigError(f"config: day.assume_zone {config.assume_zone!r} is no time zone (or \"refuse\")"
                               ) from exc
+    if config.claims_mode not in CLAIMS_MODES:
+        raise ConfigError(f"config: claims.mode {config.claims_mode!r} is not one of {', '.join(CLAIMS_MODES)}")
+    if config.claims_mode == "recorded" and not config.claims_recorded:
+        raise ConfigError('config: claims.mode = "recorded" needs claims.recorded = "PATH" (a JSON file)')
+    if config.claims_max < 1:
+        raise ConfigError("config: claims.max_claims must be at least 1")
     if "labels" not in config.marker_re.groupindex:
         raise ConfigError("config: markers.pattern needs a named group (?P<labels>...)")
     return config

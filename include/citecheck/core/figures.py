@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any
@@ -73,6 +73,7 @@ class Figure:
         return {"text": self.text, "kind": self.kind, "value": self.value, "traced": self.traced}
 
 
+@lru_cache(maxsize=256)
 def primary_language(language: str | None) -> str:
     """The BCP 47 primary subtag, lower case ("de-CH" → "de"); none → the default."""
     code = (language or "").replace("_", "-").split("-")[0].strip().lower()
@@ -119,7 +120,9 @@ _GROUP_CHARS = ",.'\u2019 \u00a0\u202f"
 # optional decimal part; or plain digits with an optional decimal part.
 _NUM = (r"\d{1,3}(?:[,.'\u2019\u00a0\u202f ]\d{3})+(?:[.,]\d+)?(?![\d])"
         r"|\d+(?:[.,]\d+)?")
-_NUMBER_RE = re.compile(rf"(?<![0-9A-Za-z_.,\-])(?:{_NUM})")
+_NUMBER_RE = re.compile(rf"(?<![0-9.,])(?:{_NUM})")
+_NO_NUMBER_BEFORE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-")  # glued to a word
+_DIGIT = re.compile(r"\d")
 _ORDINAL_SUFFIX = re.compile(r"(?:st|nd|rd|th|er|e|ème|eme|º|ª|o|a)\b")
 
 
@@ -216,13 +219,10 @@ def _patterns(language: str) -> dict[str, re.Pattern[str]]:
     currency, _ = _currencies(language)
     words = PERCENT_WORDS.get(language, ()) + (PERCENT_WORDS["en"] if language != "en" else ())
     percent_words = "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
-    percent = re.compile(rf"(?<![0-9A-Za-z_.,\-])(?P<num>{_NUM})\s?(?:%|(?:{percent_words})\b)")
+    # anchored where a number ends (a unit after it) or where it starts (a currency before it)
+    percent_after = re.compile(rf"\s?(?:%|(?:{percent_words})\b)")
     cur = currency.pattern
-    amount = re.compile(
-        rf"(?:(?P<cur1>{cur})\s?(?P<num1>{_NUM})(?!\s?%)"
-        rf"|(?<![0-9A-Za-z_.,\-])(?P<num2>{_NUM})\s?(?P<cur2>{cur}))",
-        re.IGNORECASE,
-    )
+    currency_after = re.compile(rf"\s?(?P<cur>{cur})", re.IGNORECASE)
     months = _month_names(language)
     month = "(?:" + "|".join(re.escape(m) for m in sorted(months, key=len, reverse=True)) + ")"
     day = r"(?P<day>\d{1,2})(?:st|nd|rd|th|er|\.|º)?"
@@ -233,7 +233,8 @@ def _patterns(language: str) -> dict[str, re.Pattern[str]]:
         rf"|(?P<m2>{month})\s+(?P<day2>\d{{1,2}})(?:st|nd|rd|th)?(?!\d)(?:,?\s+(?P<year2>\d{{4}}))?"
         rf"|(?P<m3>{month}){of}\s+(?P<year3>\d{{4}}))(?![\w])"
     )
-    return {"percent": percent, "amount": amount, "date_words": date_words}
+    return {"percent_after": percent_after, "currency_after": currency_after,
+            "date_words": date_words}
 
 
 @lru_cache(maxsize=64)
@@ -394,11 +395,11 @@ def find_figures(text: str, language: str = DEFAULT_LANGUAGE) -> tuple[Figure, .
 
 @lru_cache(maxsize=8192)
 def _find(text: str, language: str) -> tuple[Figure, ...]:
-    if not any(ch.isdigit() for ch in text) and language not in TEXT2NUM_LANGUAGES:
+    if language not in TEXT2NUM_LANGUAGES and not _DIGIT.search(text):
         return ()
     read = _read(text, language)
     rt = read.text
-    if not any(ch.isdigit() for ch in rt):
+    if not _DIGIT.search(rt):
         return ()
     taken: list[tuple[int, int]] = []
     found: list[tuple[int, int, str, str]] = []  # read start, read end, kind, value
@@ -417,31 +418,70 @@ def _find(text: str, language: str) -> tuple[Figure, ...]:
     pats = _patterns(language)
     _dates(rt, language, pats, add)
     _times(rt, add)
-    for m in pats["amount"].finditer(rt):
-        num = m.group("num1") or m.group("num2")
-        cur = (m.group("cur1") or m.group("cur2") or "").lower()
-        number = parse_number(num, language)
-        code = _currencies(language)[1].get(cur)
-        if number is not None and code is not None:
-            add(m.start(), m.end(), AMOUNT, f"{plain_decimal(number)} {code}")
-    for m in pats["percent"].finditer(rt):
-        number = parse_number(m.group("num"), language)
-        if number is not None:
-            add(m.start(), m.end(), PERCENT, f"{plain_decimal(number)}%")
+    codes = _currencies(language)[1]
     for m in _NUMBER_RE.finditer(rt):
+        start, end = m.start(), m.end()
+        if not free(start, end):
+            continue
         number = parse_number(m.group(), language)
         if number is None:
             continue
-        end = m.end()
+        before = _currency_before(rt, start, language) if start else None
+        glued = start and rt[start - 1] in _NO_NUMBER_BEFORE  # "S3", "v4.2", "-5": no figure of its own
+        if glued and before is None:
+            continue
+        percent = pats["percent_after"].match(rt, end)
+        after = None if percent is not None else pats["currency_after"].match(rt, end)
+        if after is not None and not _joined(rt, after.end()):
+            code = codes.get(after.group("cur").lower())
+            if code is not None:
+                add(start, after.end(), AMOUNT, f"{plain_decimal(number)} {code}")
+                continue
+        if before is not None and percent is None:
+            add(before[0], end, AMOUNT, f"{plain_decimal(number)} {before[1]}")
+            continue
+        if glued:
+            continue
+        if percent is not None:
+            add(start, percent.end(), PERCENT, f"{plain_decimal(number)}%")
+            continue
         suffix = _ORDINAL_SUFFIX.match(rt, end)
         if suffix is not None and "." not in m.group() and "," not in m.group():
             end = suffix.end()
-        add(m.start(), end, NUMBER, plain_decimal(number))
+        add(start, end, NUMBER, plain_decimal(number))
     figures = []
     for start, end, kind, value in sorted(found):
         w_start, w_end = read.written(start, end)
         figures.append(Figure(text=text[w_start:w_end], kind=kind, value=value, start=w_start, end=w_end))
     return tuple(figures)
+
+
+@lru_cache(maxsize=64)
+def _currency_lengths(language: str) -> tuple[int, ...]:
+    return tuple(sorted({len(key) for key in _currencies(language)[1]}, reverse=True))
+
+
+def _currency_before(text: str, start: int, language: str) -> tuple[int, str] | None:
+    """A currency written just before a number at `start` (one space between at most):
+    (where it starts, its ISO code), the longest one; None when there is none."""
+    end = start - 1 if start and text[start - 1] in " \u00a0\u202f" else start
+    table = _currencies(language)[1]
+    for length in _currency_lengths(language):
+        begin = end - length
+        if begin < 0:
+            continue
+        code = table.get(text[begin:end].lower())
+        if code is not None and not _joined(text, begin):
+            return begin, code
+    return None
+
+
+def _joined(text: str, position: int) -> bool:
+    """Does a Latin word go on across `position` ("5 EURO" + "S": no currency ends there)?"""
+    return 0 < position < len(text) and text[position - 1] in _LATIN and text[position] in _LATIN
+
+
+_LATIN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
 
 def _dates(rt: str, language: str, pats: dict[str, re.Pattern[str]], add: _Add) -> None:
@@ -506,6 +546,12 @@ def _times(rt: str, add: _Add) -> None:
         add(m.start(), m.end(), TIME, f"{h:02d}:{mi:02d}")
 
 
+def clear_caches() -> None:
+    """Forget the figures read so far (texts and dates): a fresh process's state (the bench)."""
+    _find.cache_clear()
+    _parse_date.cache_clear()
+
+
 # --- tracing ------------------------------------------------------------------------------------
 
 
@@ -545,6 +591,10 @@ def trace_figures(figures: Iterable[Figure], passages: Sequence[str] | None,
     if not figures:
         return ()
     if not passages:
-        return tuple(replace(f, traced=None) for f in figures)
+        return tuple(_traced(f, None) for f in figures)
     cited = [g for text in passages for g in find_figures(text, language)]
-    return tuple(replace(f, traced=any(same_figure(f, g) for g in cited)) for f in figures)
+    return tuple(_traced(f, any(same_figure(f, g) for g in cited)) for f in figures)
+
+
+def _traced(figure: Figure, traced: bool | None) -> Figure:
+    return Figure(figure.text, figure.kind, figure.value, figure.start, figure.end, traced)

@@ -125,10 +125,25 @@ class StructuredTurn:
     turn: Turn
     sentences: tuple[Sentence, ...]
     is_refusal: bool
+    # a claims mode (SPEC §2.1): each check-worthy sentence's claims by sentence index (a sentence
+    # not split is its own single claim); None in sentence mode. `claim_splits_rejected`: splits
+    # that added content or broke a limit, kept whole.
+    claims: dict[int, tuple[str, ...]] | None = None
+    claim_splits_rejected: int = 0
+
+    def claim_texts(self, sentence: Sentence) -> tuple[str, ...]:
+        """The claims of a check-worthy sentence (itself when not split)."""
+        if self.claims is None:
+            return (sentence.text,)
+        return self.claims.get(sentence.index) or (sentence.text,)
 
     @property
     def turn_id(self) -> str:
         return self.turn.turn_id
+
+
+# a judgment's key: (turn, sentence), or (turn, sentence, claim) in a claims mode
+JudgmentKey = tuple[str, int] | tuple[str, int, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,10 +159,21 @@ class JudgeItem:
     sentence: str
     cited: tuple[str, ...]
     context: tuple[Passage, ...]
+    claim_index: int | None = None  # a claims mode: the claim of the sentence (`sentence` is its text)
 
     @property
-    def key(self) -> tuple[str, int]:
-        return (self.turn_id, self.sentence_index)
+    def key(self) -> JudgmentKey:
+        """(turn, sentence) — or (turn, sentence, claim) for a claim."""
+        if self.claim_index is None:
+            return (self.turn_id, self.sentence_index)
+        return (self.turn_id, self.sentence_index, self.claim_index)
+
+    @property
+    def item_id(self) -> str:
+        """The item's id inside its answer (an LLM request's sentence id): "3", or "3.1" for a claim."""
+        if self.claim_index is None:
+            return str(self.sentence_index)
+        return f"{self.sentence_index}.{self.claim_index}"
 
 
 @dataclass(frozen=True, slots=True)

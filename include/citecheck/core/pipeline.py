@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from citecheck.core.claims import ClaimsError, decide_claims, split_turn, splitter_for
 from citecheck.core.config import Config
 from citecheck.core.metrics import (
     NO_SOURCE_TEXT,
@@ -21,7 +22,7 @@ from citecheck.core.metrics import (
     full_counts,
     invariant_violations,
 )
-from citecheck.core.model import JudgeItem, Judgment, StructuredTurn, Turn, unjudged
+from citecheck.core.model import JudgeItem, Judgment, JudgmentKey, StructuredTurn, Turn, unjudged
 from citecheck.core.reader_events import ReaderEvent
 from citecheck.core.records import turn_json
 from citecheck.core.selection import Selection
@@ -40,19 +41,28 @@ def in_conversation_order(turns: Iterable[Turn]) -> list[Turn]:
 
 def structure_turns(turns: Iterable[Turn], config: Config,
                     history: ConversationHistory | None = None) -> Iterator[StructuredTurn]:
-    """Structural checks on every turn; pass turns in conversation order (see above)."""
+    """Structural checks on every turn; pass turns in conversation order (see above). In a claims
+    mode each check-worthy sentence is also split into its claims (SPEC §2.1)."""
     history = history if history is not None else ConversationHistory()
+    if not config.claims_on:
+        for turn in turns:
+            yield structure_turn(turn, config, history)
+        return
+    splitter = splitter_for(config)
     for turn in turns:
-        yield structure_turn(turn, config, history)
+        yield split_turn(structure_turn(turn, config, history), splitter, config.claims_max)
 
 
 def judge_items(structured: StructuredTurn) -> list[JudgeItem]:
-    """One item per check-worthy sentence: its resolved citations and the whole context set."""
-    return [
-        JudgeItem(structured.turn_id, s.index, s.text, s.resolved_labels, structured.turn.context)
-        for s in structured.sentences
-        if s.check_worthy
-    ]
+    """One item per check-worthy sentence (per claim in a claims mode): its text, the sentence's
+    resolved citations and the whole context set."""
+    context = structured.turn.context
+    if structured.claims is None:
+        return [JudgeItem(structured.turn_id, s.index, s.text, s.resolved_labels, context)
+                for s in structured.sentences if s.check_worthy]
+    return [JudgeItem(structured.turn_id, s.index, text, s.resolved_labels, context, claim_index=c)
+            for s in structured.sentences if s.check_worthy
+            for c, text in enumerate(structured.claim_texts(s))]
 
 
 def without_source_text(item: JudgeItem) -> bool:
@@ -64,10 +74,10 @@ def without_source_text(item: JudgeItem) -> bool:
     return all(label in passages and not passages[label].has_text for label in item.cited)
 
 
-def judge_turns(batch: Sequence[StructuredTurn], judge: Judge) -> dict[tuple[str, int], Judgment]:
+def judge_turns(batch: Sequence[StructuredTurn], judge: Judge) -> dict[JudgmentKey, Judgment]:
     """One judge call for every check-worthy sentence of the turns: judgments keyed (turn, sentence)."""
     items = []
-    out: dict[tuple[str, int], Judgment] = {}
+    out: dict[JudgmentKey, Judgment] = {}
     for st in batch:
         for item in judge_items(st):
             if without_source_text(item):
@@ -83,34 +93,67 @@ def judge_turns(batch: Sequence[StructuredTurn], judge: Judge) -> dict[tuple[str
     return out
 
 
-def decide_turn(st: StructuredTurn, judgments: Mapping[tuple[str, int], Judgment], *, selected: bool,
+def decide_turn(st: StructuredTurn, judgments: Mapping[JudgmentKey, Judgment], *, selected: bool,
                 reader_events: tuple[ReaderEvent, ...] | None = None) -> ScoredTurn:
     """Every sentence's verdict from its judgment (none for turns outside the judged share);
     `reader_events`: the turn's reader events, None on a day that logs none."""
-    verdicts = tuple(decide(s, judgments.get((st.turn_id, s.index)), selected=selected) for s in st.sentences)
-    return ScoredTurn(st, verdicts, selected=selected, reader_events=reader_events)
+    if st.claims is None:
+        verdicts = tuple(decide(s, judgments.get((st.turn_id, s.index)), selected=selected) for s in st.sentences)
+        return ScoredTurn(st, verdicts, selected=selected, reader_events=reader_events)
+    decided = []
+    claims = {}
+    for s in st.sentences:
+        texts = st.claim_texts(s) if s.check_worthy else ()
+        keys = ((st.turn_id, s.index, c) for c in range(len(texts)))
+        verdict, claim_verdicts = decide_claims(s, texts, [judgments.get(k) for k in keys], selected=selected)
+        decided.append(verdict)
+        if claim_verdicts:
+            claims[s.index] = claim_verdicts
+    return ScoredTurn(st, tuple(decided), selected=selected, reader_events=reader_events, claims=claims)
+
+
+TurnSplitter = Callable[[Sequence[StructuredTurn]], list[StructuredTurn]]
 
 
 def judge_batch(batch: Sequence[StructuredTurn], judge: Judge | None,
-                selected: Callable[[StructuredTurn], bool] | None = None) -> list[ScoredTurn]:
-    """Judge the selected turns of a batch in one judge call and decide every verdict."""
+                selected: Callable[[StructuredTurn], bool] | None = None,
+                split: TurnSplitter | None = None) -> list[ScoredTurn]:
+    """Judge the selected turns of a batch in one judge call and decide every verdict; `split`
+    (the LLM claim splitter) splits the selected turns' sentences first."""
     chosen = [judge is not None and (selected is None or selected(st)) for st in batch]
+    if split is not None and any(chosen):
+        picked = [i for i, ok in enumerate(chosen) if ok]
+        batch = list(batch)
+        for i, st in zip(picked, split([batch[i] for i in picked]), strict=True):
+            batch[i] = st
     judgments = judge_turns([st for st, ok in zip(batch, chosen, strict=True) if ok], judge) if judge else {}
     return [decide_turn(st, judgments, selected=ok) for st, ok in zip(batch, chosen, strict=True)]
 
 
 def score_structured(structured: Iterable[StructuredTurn], judge: Judge | None,
                      selected: Callable[[StructuredTurn], bool] | None = None,
-                     batch_turns: int = JUDGE_BATCH_TURNS) -> Iterator[ScoredTurn]:
+                     batch_turns: int = JUDGE_BATCH_TURNS, split: TurnSplitter | None = None
+                     ) -> Iterator[ScoredTurn]:
     """Stream structured turns through the judge in batches of `batch_turns` turns."""
     batch: list[StructuredTurn] = []
     for st in structured:
         batch.append(st)
         if len(batch) >= batch_turns:
-            yield from judge_batch(batch, judge, selected)
+            yield from judge_batch(batch, judge, selected, split)
             batch = []
     if batch:
-        yield from judge_batch(batch, judge, selected)
+        yield from judge_batch(batch, judge, selected, split)
+
+
+def llm_claim_splitter(judge: Judge | None, config: Config) -> Any:
+    """`[claims] mode = "llm"`: the splitter of the run's LLM judge (an `anthropic` judge, or a
+    cascade escalating to one), which shares its client and daily budget; None in other modes."""
+    if config.claims_mode != "llm":
+        return None
+    make = getattr(judge, "claim_splitter", None)
+    if make is None:
+        raise ClaimsError('claims.mode = "llm" needs an anthropic judge, or a cascade escalating to one')
+    return make(max_claims=config.claims_max)
 
 
 @dataclass
@@ -145,6 +188,9 @@ class ScoreReport:
                 "turns_skipped": len(self.skipped),
             },
         }
+        if self.config.claims_on:
+            out["run"].update(claims_mode=self.config.claims_mode,
+                              claim_splits_rejected=sum(t.structured.claim_splits_rejected for t in self.scored))
         if judged:
             out["stats"] = self.judge_stats
         else:
@@ -157,6 +203,9 @@ def score(turns: Iterable[Turn], judge: Judge | None, config: Config,
           skipped: Sequence[Skipped] = (), selection: Selection | None = None) -> ScoreReport:
     """Score turns end to end (output in input order); `judge=None` runs the structural checks only.
     `selection`: judge only its share of the turns, as the job does (default: every turn)."""
+    if config.claims_on:
+        splitter_for(config)  # a claims file that cannot be used stops the run before any work
+    llm_splitter = llm_claim_splitter(judge, config)
     turns = list(turns)
     cap = SliceCap.from_turns(turns, config)
     cap.log_cuts()
@@ -164,11 +213,14 @@ def score(turns: Iterable[Turn], judge: Judge | None, config: Config,
     position = {t.turn_id: i for i, t in enumerate(turns)}
     structured = structure_turns(in_conversation_order(turns), config)
     chosen = None if selection is None else (lambda st: selection.selected(st.turn_id))
-    for scored in score_structured(structured, judge, chosen):
+    split = llm_splitter.split_turns if llm_splitter is not None else None
+    for scored in score_structured(structured, judge, chosen, split=split):
         report.scored.append(scored)
         report.accumulator.add(scored)  # type: ignore[union-attr]
     report.scored.sort(key=lambda s: position.get(s.turn_id, 0))
     if judge is not None:
         report.judge_stats = judge.stats()
+        if llm_splitter is not None:
+            report.judge_stats["claim_splitter"] = llm_splitter.stats()
         report.judge_name, report.judge_version = judge.name, judge.version
     return report

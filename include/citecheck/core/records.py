@@ -3,8 +3,9 @@
 `sentence_record` derives every field of one sentence verdict once; the CLI's JSON
 (`sentence_json`, `turn_json`) and the warehouse's `sentence_verdicts` row (`sentence_row`) are
 projections of it, never rebuilt field by field. `citation_records` is the same for the
-sentence's citations (`citation_verdicts`). A list of labels stored in one text column is
-written by `join_labels` and read back by `split_labels`, the one pair for the `+` join.
+sentence's citations (`citation_verdicts`), `claim_records` for its claims in a claims mode. A
+list of labels stored in one text column is written by `join_labels` and read back by
+`split_labels`, the one pair for the `+` join.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from citecheck.core.metrics import ScoredTurn, full_counts, ratios, turn_counts, values
-from citecheck.core.verdicts import SentenceVerdict, evidence_windows
+from citecheck.core.verdicts import NOT_SELECTED, SentenceVerdict, evidence_windows
 
 LABEL_SEPARATOR = "+"
 
@@ -119,16 +120,57 @@ def sentence_json(v: SentenceVerdict, *, judged: bool = True) -> dict[str, Any]:
     return out
 
 
-def turn_json(scored: ScoredTurn, *, judged: bool = True) -> dict[str, Any]:
-    """The CLI's JSON of one scored turn: its sentences, pointer problems, counts and metrics."""
+def claim_records(scored: ScoredTurn, sentence_index: int) -> list[dict[str, Any]]:
+    """The claims of one sentence (SPEC §2.1): `{index, text, labels, verdict, credited, judge}`
+    (verdict `not_selected` outside the judged share); the CLI's `claims` and the warehouse's
+    `claim_verdicts` rows are made from these."""
     st = scored.structured
+    sentence = st.sentences[sentence_index]
+    if st.claims is None or not sentence.check_worthy:
+        return []
+    decided = (scored.claims or {}).get(sentence_index, ())
+    out = []
+    for c, text in enumerate(st.claim_texts(sentence)):
+        v = decided[c] if c < len(decided) else None
+        j = v.judgment if v is not None else None
+        out.append({
+            "index": c,
+            "text": text,
+            "labels": list(sentence.labels),
+            "verdict": v.verdict if v is not None else NOT_SELECTED,
+            "credited": dict(v.credited) if v is not None else {label: False for label in sentence.labels},
+            "judge": j.judge if j else None,
+            "judge_version": j.judge_version if j else None,
+            "score": j.score if j else None,
+            "unjudged_reason": j.unjudged_reason if j else None,
+            "supported_elsewhere_by": join_labels(v.supported_elsewhere_by) if v is not None else None,
+            "alone": dict(j.alone) if j else {},
+            "rest": dict(j.rest) if j else {},
+            "unknown_labels": list(sentence.unknown_labels),
+            "stale_labels": list(sentence.stale_labels),
+        })
+    return out
+
+
+CLAIM_FIELDS = ("index", "text", "labels", "verdict", "credited", "judge")
+
+
+def turn_json(scored: ScoredTurn, *, judged: bool = True) -> dict[str, Any]:
+    """The CLI's JSON of one scored turn: its sentences (with their claims in a claims mode),
+    pointer problems, counts and metrics."""
+    st = scored.structured
+    sentences = [sentence_json(v, judged=judged) for v in scored.verdicts]
+    if st.claims is not None:  # a claims mode: each sentence's claims (`parse`: the split alone)
+        keys = CLAIM_FIELDS if judged else ("index", "text", "labels")
+        for out_sentence, v in zip(sentences, scored.verdicts, strict=True):
+            out_sentence["claims"] = [{k: c[k] for k in keys} for c in claim_records(scored, v.sentence.index)]
     out: dict[str, Any] = {
         "turn_id": st.turn_id,
         "conversation_id": st.turn.conversation_id,
         "question": st.turn.question,
         "attributes": dict(st.turn.attributes),
         "is_refusal": st.is_refusal,
-        "sentences": [sentence_json(v, judged=judged) for v in scored.verdicts],
+        "sentences": sentences,
         "pointer_problems": [
             {"document_index": p.document_index, "reason": p.reason, "cited_title": p.cited_title,
              "recorded_title": p.recorded_title, "kind": p.kind, "label": p.label, "placed": p.placed}

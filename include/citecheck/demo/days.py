@@ -23,6 +23,7 @@ from citecheck.demo.knowledge import BY_DOMAIN, PASSAGES, KBPassage
 from citecheck.demo.native import native_turn
 from citecheck.demo.providers import provider_turn
 from citecheck.demo.readers import sample_events
+from citecheck.demo.topics import add_topics
 from citecheck.demo.traffic import BUNDLED_CHANGES, HOUR_WEIGHTS, StepChange, attributes, change_on
 
 MALFORMED_KINDS: tuple[str, ...] = (
@@ -217,7 +218,7 @@ def _break(rng: random.Random, turn: dict[str, Any], kind: str) -> str:
 
 
 def generate(start: dt.date, days: int, turns_per_day: int = 300, seed: int = 0,
-             changes: Sequence[StepChange] | None = None, provider_turns: int = 0) -> Sample:
+             changes: Sequence[StepChange] | None = None, provider_turns: int = 0, topics: bool = False) -> Sample:
     """Turns answered on `days` days from `start` (UTC), broken lines (~1%) and their judgments.
 
     `changes`: dated step changes of the citation habits; None = the bundled ones
@@ -225,6 +226,8 @@ def generate(start: dt.date, days: int, turns_per_day: int = 300, seed: int = 0,
     `provider_turns`: turns a day in the OpenAI, Cohere, Gemini and Anthropic PDF/custom-content
     formats, with their apps' pointer bugs (`citecheck.demo.providers`); 0 keeps the sample as it
     was recorded (tests/test_regroup_unchanged.py), any number leaves the other turns unchanged.
+    `topics`: every turn gets a `topic` attribute (`citecheck.demo.topics`; no random draw, so
+    nothing else changes).
     """
     if days < 1 or turns_per_day < 1:
         raise ValueError("days and turns_per_day must be at least 1")
@@ -239,6 +242,8 @@ def generate(start: dt.date, days: int, turns_per_day: int = 300, seed: int = 0,
             if first <= item.moment < end:
                 built.append(item)
     built.sort(key=lambda t: (t.turn["answered_at"], t.turn["turn_id"]))
+    if topics:
+        add_topics(item.turn for item in built)
     expected: dict[str, tuple[ExpectedSentence, ...]] = {}
     for item in built:
         expected[item.turn["turn_id"]] = tuple(expected_sentence(s, item.turn) for s in item.sents)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from citecheck.core.vocabulary import MISCITED, NOT_CHECK_WORTHY, SUPPORTED, UNCITED_SUPPORTED, UNJUDGED, UNSUPPORTED
 from citecheck.demo.answers import Sent
 from citecheck.demo.dialogue import OFFERS, REFUSAL_SENTENCES, USER_QUESTIONS
 from citecheck.demo.knowledge import JOINT_KEYS, JOINTS, PASSAGES, SINGLE_KEYS, label_key
@@ -52,18 +53,18 @@ def expected_sentence(sent: Sent, turn: dict[str, Any]) -> ExpectedSentence:
     labels = tuple(dict.fromkeys(sent.labels))
     joint = (sent.joint,) if sent.joint else ()
     if not sent.check_worthy:
-        verdict = "not_check_worthy"
+        verdict = NOT_CHECK_WORTHY
     elif sent.kind == "no_source_text":  # every cited source was logged without its text
-        verdict = "unjudged"
+        verdict = UNJUDGED
     else:
         resolved = set(_resolved(sent, turn))
         cited = bool(resolved & set(sent.supported_by)) or bool(sent.joint and set(sent.joint) <= resolved)
         if cited:
-            verdict = "supported"
+            verdict = SUPPORTED
         elif sent.supported_by or sent.joint:
-            verdict = "miscited" if resolved else "uncited_supported"
+            verdict = MISCITED if resolved else UNCITED_SUPPORTED
         else:
-            verdict = "unsupported"
+            verdict = UNSUPPORTED
     return ExpectedSentence(sent.body, labels, sent.kind, verdict, sent.check_worthy,
                             tuple(sent.supported_by), joint)
 

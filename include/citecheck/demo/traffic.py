@@ -22,6 +22,8 @@ HOUR_WEIGHTS: tuple[float, ...] = tuple(_TRAFFIC["conversations"]["hour_weights"
 # per-sentence kind weights of check-worthy claims in markers answers, by model
 KIND_WEIGHTS: dict[str, dict[str, float]] = {model: dict(w) for model, w in _TRAFFIC["kind_weights"].items()}
 NATIVE_KIND_WEIGHTS: dict[str, float] = dict(_TRAFFIC["native_kind_weights"])
+# the opt-in `topic` attribute: (passage id prefix, topic), first match wins (`demo.topics`)
+TOPICS: tuple[tuple[str, str], ...] = tuple(_TRAFFIC["topics"].items())
 
 
 def pick(rng: random.Random, weighted: Sequence[tuple[str, float]]) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from citecheck.core.config import Config, load_config
+from citecheck.core.criteria import Criteria, CriteriaError, load_criteria_file, parse_criteria
 from citecheck.core.selection import Selection
 from citecheck.job.validation import DEFAULT_MIN_TURNS, min_turns_setting
 from citecheck.judges import judge_from_spec, read_judge_file
@@ -42,10 +43,20 @@ class JobSettings:
     # waits before it refuses (0: at once), and the lease every step renews. Not inputs of the rows.
     lock_wait_s: float = 0.0
     lock_lease_s: float = 600.0
+    # The acceptance criteria every published day is decided on (SPEC §5.1): the config's
+    # [[criteria]] unless given (a criteria file). Not an input of the metric rows, so not part of
+    # `run_config_hash`; their own hash is stored with every decision.
+    criteria: Criteria = field(default_factory=Criteria)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "min_turns", min_turns_setting(self.min_turns))
         check_step_sections(self.config)
+        in_config = self.config.extra.get("criteria")
+        if in_config is not None:
+            if self.criteria and self.criteria.source != "config":
+                raise CriteriaError("criteria are given twice: in the config's [[criteria]] and in "
+                                  f"{self.criteria.source}")
+            object.__setattr__(self, "criteria", parse_criteria(in_config, "config"))
 
     def effective_judge_spec(self) -> dict[str, Any]:
         """The judge spec with the run's LLM sample rate and budget applied to a cascade."""
@@ -86,20 +97,24 @@ def check_step_sections(config: Config) -> None:
     configured_trend_days(config)
 
 
-PARAMS = tuple(f.name for f in fields(JobSettings) if f.name not in ("judge_spec", "config"))
+PARAMS = tuple(f.name for f in fields(JobSettings) if f.name not in ("judge_spec", "config", "criteria"))
 
 
 def settings_from_env(params: Mapping[str, Any] | None = None) -> JobSettings:
     """Settings from `CITECHECK_JUDGE` (a judge file), `CITECHECK_CONFIG` (TOML),
+    `CITECHECK_CRITERIA` (a criteria file, instead of the config's [[criteria]]),
     `CITECHECK_MIN_TURNS` and DAG params (which win)."""
     params = dict(params or {})
     judge_path = params.pop("judge_file", None) or os.environ.get("CITECHECK_JUDGE")
     spec = read_judge_file(judge_path) if judge_path else dict(DEFAULT_JUDGE_SPEC)
     config = load_config(params.pop("config_file", None) or os.environ.get("CITECHECK_CONFIG") or None)
+    criteria_path = params.pop("criteria_file", None) or os.environ.get("CITECHECK_CRITERIA")
+    criteria = load_criteria_file(criteria_path) if criteria_path else Criteria()
     job_section = config.extra.get("job") or {}
     values = {k: _seconds(f"job.{k}", job_section[k]) for k in ("lock_wait_s", "lock_lease_s") if k in job_section}
     values |= {k: v for k, v in params.items() if k in PARAMS and v is not None}
-    return replace(JobSettings(judge_spec=spec, config=config, min_turns=min_turns_setting()), **values)
+    return replace(JobSettings(judge_spec=spec, config=config, min_turns=min_turns_setting(), criteria=criteria),
+                   **values)
 
 
 def _seconds(name: str, value: Any) -> float:

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from citecheck.core.model import JudgeItem, Judgment
+from citecheck.core.vocabulary import REPLY_SUPPORTED
 from citecheck.judges import judge_from_spec
 from citecheck.judges import llm as llm_judge
 from citecheck.judges.base import Judge, JudgeSpecError
@@ -56,6 +57,10 @@ class CascadeJudge:
         if self.sampled(item):
             return "sample"
         return None if first.cited else "rejected"
+
+    def claim_splitter(self, cache: Any = None, max_claims: int = 20) -> Any:
+        """The LLM claim splitter of the escalation judge (its client and daily budget)."""
+        return self.llm.claim_splitter(cache, max_claims)
 
     def judge(self, items: Sequence[JudgeItem]) -> list[Judgment]:
         return self.escalate(items, self.first.judge(items))
@@ -113,7 +118,7 @@ def first_stage_elsewhere(item: JudgeItem, first: Judgment, assessment: llm_judg
     """The first stage's `elsewhere`, kept under a verified LLM verdict unless the LLM has just
     rejected it: a rejected sentence is `miscited` only when some passage it does not cite
     supports it."""
-    if assessment.verdict == "supported" or not set(first.elsewhere) <= set(item.cited):
+    if assessment.verdict == REPLY_SUPPORTED or not set(first.elsewhere) <= set(item.cited):
         return first.elsewhere
     return ()
 

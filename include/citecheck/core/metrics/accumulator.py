@@ -19,13 +19,14 @@ from typing import Any
 from citecheck.core.config import Config
 from citecheck.core.metrics.counts import ScoredTurn, sentence_counts, turn_counts
 from citecheck.core.metrics.definitions import (
+    CLAIM_METRICS,
     JUDGED_METRICS,
     METRIC_NAMES,
     METRICS,
     MULTI_CITATION_SLICE_MIN,
     TURN_LEVEL_METRICS,
 )
-from citecheck.core.metrics.ratios import macro_values, ratios, values
+from citecheck.core.metrics.ratios import HARMONIC_MEANS, macro_values, ratios, values
 from citecheck.core.metrics.slice_cap import SliceCap
 from citecheck.core.verdicts import SentenceVerdict
 from citecheck.stats.intervals import (
@@ -45,6 +46,12 @@ JUDGED_MACRO_NAMES = tuple(m for m in METRIC_NAMES if m in JUDGED_METRICS)
 INTERVAL_MEAN_KEYS = tuple(f"macro:{m}" for m in JUDGED_MACRO_NAMES)
 _ZEROS = (0,) * len(JUDGED_COUNT_KEYS)
 _NUMBER = re.compile(r"\d")
+# The built-in sentence slices (SPEC §5): each one's test of a sentence; a slice's values are "yes"
+# and "no". Criteria scopes (`where = { has_number = "yes" }`) read the same tests.
+SENTENCE_SLICES: dict[str, Callable[[SentenceVerdict], bool]] = {
+    "has_number": lambda v: bool(_NUMBER.search(v.sentence.text)),
+    "multi_citation": lambda v: len(v.sentence.labels) >= MULTI_CITATION_SLICE_MIN,
+}
 
 
 @dataclass
@@ -75,7 +82,9 @@ class _SliceAccumulator:
         return ratios(self.counts)
 
     def macro(self) -> dict[str, Ratio]:
-        return {name: Ratio(self.macro_sum[name], self.macro_n[name]) for name in METRIC_NAMES}
+        claims_on = "check_worthy_claims" in self.counts
+        return {name: Ratio(self.macro_sum[name], self.macro_n[name]) for name in METRIC_NAMES
+                if claims_on or name not in CLAIM_METRICS}
 
     def micro_intervals(self) -> dict[str, Interval | None]:
         """95% intervals of the judged micro rates, answers as clusters (see citecheck.stats.intervals)."""
@@ -85,19 +94,21 @@ class _SliceAccumulator:
         micro = self.micro()
         names, args = [], []
         for name, (num, den, _) in METRICS.items():
-            if name in JUDGED_METRICS:
+            if name in JUDGED_METRICS and name in micro:
                 names.append(name)
                 args.append((micro[name].value, spread.ratio_variance(num, den), spread.clusters_with(den),
                              spread.total(den)))
-        recall, precision = micro["citation_recall"].value, micro["citation_precision"].value
-        if recall is not None and precision is not None:  # F1 of the two ratios: its gradient over the totals
-            (rn, rd, _), (pn, pd, _) = METRICS["citation_recall"], METRICS["citation_precision"]
+        for name, (a, b) in HARMONIC_MEANS:  # F1 of two ratios: its gradient over their totals
+            recall, precision = micro[a].value, micro[b].value
+            if recall is None or precision is None:
+                continue
+            (rn, rd, _), (pn, pd, _) = METRICS[a], METRICS[b]
             d_recall, d_precision = harmonic_mean_gradient(recall, precision)
             rx, px = spread.total(rd), spread.total(pd)
             variance = spread.linearized_variance({rn: d_recall / rx, rd: -d_recall * recall / rx,
                                                    pn: d_precision / px, pd: -d_precision * precision / px})
-            names.append("citation_f1")
-            args.append((micro["citation_f1"].value, variance,
+            names.append(name)
+            args.append((micro[name].value, variance,
                          min(spread.clusters_with(rd), spread.clusters_with(pd)), min(rx, px)))
         return dict(zip(names, proportion_intervals(*zip(*args, strict=True)), strict=True))
 
@@ -107,11 +118,13 @@ class _SliceAccumulator:
         if spread is None:
             return {}
         args = []
-        for name in JUDGED_MACRO_NAMES:
+        claims_on = "check_worthy_claims" in self.counts
+        names = [name for name in JUDGED_MACRO_NAMES if claims_on or name not in CLAIM_METRICS]
+        for name in names:
             n, total = self.macro_n[name], self.macro_sum[name]
             variance = mean_variance(n, total, spread.sum_of_squares(f"macro:{name}"))
             args.append((total / n if n else None, variance, n, n))
-        return dict(zip(JUDGED_MACRO_NAMES, proportion_intervals(*zip(*args, strict=True)), strict=True))
+        return dict(zip(names, proportion_intervals(*zip(*args, strict=True)), strict=True))
 
 
 def _interval_row(counts: Mapping[str, float], macro: list[tuple[str, float]]) -> array:
@@ -187,9 +200,9 @@ class MetricAccumulator:
     def _sentence_slices(self) -> list[tuple[str, Callable[[SentenceVerdict], bool]]]:
         slices: list[tuple[str, Callable[[SentenceVerdict], bool]]] = []
         if self.config.slice_numbers:
-            slices.append(("has_number", lambda v: bool(_NUMBER.search(v.sentence.text))))
+            slices.append(("has_number", SENTENCE_SLICES["has_number"]))
         if self.config.slice_multi_citation:
-            slices.append(("multi_citation", lambda v: len(v.sentence.labels) >= MULTI_CITATION_SLICE_MIN))
+            slices.append(("multi_citation", SENTENCE_SLICES["multi_citation"]))
         return slices
 
     def counts(self, slice_name: str = "all", slice_value: str = "all") -> Counter[str]:
@@ -201,15 +214,17 @@ class MetricAccumulator:
         {"ci_low", "ci_high"} (both null where the value is null)."""
         acc = self._slices.get(("all", "all")) or _SliceAccumulator()
         spans = {"micro": acc.micro_intervals(), "macro": acc.macro_intervals()}
-        return {"micro": values(acc.micro()), "macro": values(acc.macro()),
-                "intervals": {avg: {m: interval_json(by.get(m)) for m in METRIC_NAMES if m in JUDGED_METRICS}
+        micro = acc.micro()
+        return {"micro": values(micro), "macro": values(acc.macro()),
+                "intervals": {avg: {m: interval_json(by.get(m)) for m in METRIC_NAMES
+                                    if m in JUDGED_METRICS and m in micro}
                               for avg, by in spans.items()}}
 
     def rows(self) -> list[dict[str, Any]]:
         """Long rows: one per (slice, metric, averaging), as the daily metrics table stores them."""
         out: list[dict[str, Any]] = []
         for (slice_name, slice_value), acc in sorted(self._slices.items()):
-            sentence_slice = slice_name in ("has_number", "multi_citation")
+            sentence_slice = slice_name in SENTENCE_SLICES
             for averaging, metric_map, spans in (("micro", acc.micro(), acc.micro_intervals()),
                                                  ("macro", acc.macro(), acc.macro_intervals())):
                 for metric, r in metric_map.items():

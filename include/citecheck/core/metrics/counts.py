@@ -14,14 +14,24 @@ from dataclasses import dataclass
 from typing import Any
 
 from citecheck.core.metrics.definitions import (
+    CLAIM_COUNT_KEYS,
     COUNT_KEYS,
     NO_SOURCE_TEXT,
     PADDING_MIN_CITATIONS,
-    REWRITE_OR_BLOCK_VERDICTS,
 )
 from citecheck.core.model import Sentence, StructuredTurn
 from citecheck.core.reader_events import ReaderEvent, reader_counts
-from citecheck.core.verdicts import SUPPORTED, UNJUDGED, SentenceVerdict
+from citecheck.core.verdicts import SentenceVerdict
+from citecheck.core.vocabulary import (
+    BAD_VERDICTS,
+    MISCITED,
+    NOT_SELECTED,
+    REPLY_SUPPORTED,
+    SUPPORTED,
+    UNCITED_SUPPORTED,
+    UNJUDGED,
+    UNSUPPORTED,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +44,8 @@ class ScoredTurn:
     verdicts: tuple[SentenceVerdict, ...]
     selected: bool = True
     reader_events: tuple[ReaderEvent, ...] | None = None
+    # a claims mode: each judged check-worthy sentence's claim verdicts, by sentence index
+    claims: dict[int, tuple[SentenceVerdict, ...]] | None = None
 
     @property
     def turn_id(self) -> str:
@@ -56,17 +68,25 @@ def sentence_counts(scored: ScoredTurn, verdicts: Sequence[SentenceVerdict], *, 
                               judged_answers=int(scored.selected))
     if whole:
         _count_answer(c, st)
+    claims_on = st.claims is not None
+    if claims_on:
+        for key in CLAIM_COUNT_KEYS:  # present, zero or not: a claims-mode answer has claim metrics
+            c[key] += 0
+        if whole:
+            c["claim_splits_rejected"] = st.claim_splits_rejected
     for v in verdicts:
         s = v.sentence
         _count_citations(c, s)
         if not s.check_worthy:
             c["citations_on_non_claims"] += len(s.labels)
             continue
-        attached = _count_claim(c, s)
+        attached = _count_check_worthy(c, s)
         if scored.selected:
             _count_judged(c, v, attached)
+        if claims_on:
+            _count_claims(c, st, s, attached, (scored.claims or {}).get(s.index, ()) if scored.selected else ())
     if whole:
-        rewrite = any(c[verdict] for verdict in REWRITE_OR_BLOCK_VERDICTS)
+        rewrite = any(c[verdict] for verdict in BAD_VERDICTS)
         c["answers_rewrite_or_block"] = int(rewrite or c["unknown_labels"] > 0)
         if scored.reader_events is not None:  # the reader metrics (`core.reader_events.reader_counts`)
             c.update(reader_counts(scored.reader_events, scored.verdicts, selected=scored.selected))
@@ -106,7 +126,7 @@ def _count_citations(c: Counter[str], s: Sentence) -> None:
         c["unverified_citations"] += len(s.unverified)
 
 
-def _count_claim(c: Counter[str], s: Sentence) -> bool:
+def _count_check_worthy(c: Counter[str], s: Sentence) -> bool:
     """A check-worthy sentence: `attachment_rate` (attached: some label resolved) and
     `multi_citation_share` (attached with `PADDING_MIN_CITATIONS` or more). Returns attached."""
     unknown = s.unknown_labels
@@ -127,13 +147,46 @@ def _count_judged(c: Counter[str], v: SentenceVerdict, attached: bool) -> None:
         if v.judgment is not None and v.judgment.unjudged_reason == NO_SOURCE_TEXT:
             c["no_source_text_sentences"] += 1
         return
+    count_judged_sentence(c, v.verdict, faithful=v.faithful, attached=attached, citations=len(v.sentence.labels),
+                          credited=sum(v.credited.values()))
+    _count_agreement(c, v)
+
+
+def count_judged_sentence(c: Counter[str], verdict: str, *, faithful: bool, attached: bool, citations: int,
+                          credited: int) -> None:
+    """THE counts of one judged sentence (recall, precision, faithfulness, support rate, the
+    verdict rates), from what its published row also holds: `review.calibrated` counts a
+    published sentence through here."""
     c["judged_sentences"] += 1
     c["judged_attached"] += attached
-    c["judged_citations"] += len(v.sentence.labels)
-    c["credited_citations"] += sum(v.credited.values())
-    c[v.verdict] += 1
-    c["faithful"] += v.faithful
-    _count_agreement(c, v)
+    c["judged_citations"] += citations
+    c["credited_citations"] += credited
+    c[verdict] += 1
+    c["faithful"] += faithful
+
+
+def _count_claims(c: Counter[str], st: StructuredTurn, s: Sentence, attached: bool,
+                  claims: Sequence[SentenceVerdict]) -> None:
+    """A check-worthy sentence's claims (SPEC §2.1): `claims_per_sentence`, `claim_attachment_rate`
+    (each claim carries its sentence's citations); when judged, `claim_recall`, `claim_precision`
+    (its links: one per (claim, label)), `claim_faithfulness` and the claim verdict rates."""
+    n = len(st.claim_texts(s))
+    c["check_worthy_claims"] += n
+    c["claim_attached"] += n * attached
+    for v in claims:
+        if v.verdict == UNJUDGED or v.verdict == NOT_SELECTED:
+            continue
+        c["judged_claims"] += 1
+        c["judged_claim_attached"] += attached
+        c["judged_claim_links"] += len(v.sentence.labels)
+        c["credited_claim_links"] += sum(v.credited.values())
+        c["faithful_claims"] += v.faithful
+        if v.verdict in _CLAIM_VERDICT_COUNTS:
+            c[_CLAIM_VERDICT_COUNTS[v.verdict]] += 1
+
+
+_CLAIM_VERDICT_COUNTS = {SUPPORTED: "supported_claims", MISCITED: "miscited_claims",
+                         UNCITED_SUPPORTED: "uncited_supported_claims", UNSUPPORTED: "unsupported_claims"}
 
 
 def _count_agreement(c: Counter[str], v: SentenceVerdict) -> None:
@@ -144,7 +197,7 @@ def _count_agreement(c: Counter[str], v: SentenceVerdict) -> None:
     first = detail.get("first_stage")
     if detail.get("escalation") != "sample" or not llm or not first or llm.get("status") != "ok":
         return
-    llm_supported = llm.get("verdict") == SUPPORTED
+    llm_supported = llm.get("verdict") == REPLY_SUPPORTED
     first_supported = bool(first.get("supported"))
     c["agreement_sample"] += 1
     c["first_stage_agree"] += llm_supported == first_supported
@@ -169,8 +222,9 @@ def cited_chars(turn: Any) -> int:
 
 
 def full_counts(counts: Mapping[str, int]) -> dict[str, int]:
-    """Every count key, zeros included, in a stable order."""
-    return {key: int(counts.get(key, 0)) for key in COUNT_KEYS}
+    """Every count key, zeros included, in a stable order (the claim counts only in a claims mode)."""
+    claims_on = "check_worthy_claims" in counts
+    return {key: int(counts.get(key, 0)) for key in COUNT_KEYS if claims_on or key not in CLAIM_COUNT_KEYS}
 
 
 def verdict_counts(verdicts: Iterable[SentenceVerdict]) -> Counter[str]:

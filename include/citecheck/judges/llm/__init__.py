@@ -26,6 +26,7 @@ a module:
 | `batches`       | the Message Batches transport                                           |
 | `batch_state`   | where a run's batch id lives, so a retry reattaches                     |
 | `judge`         | `AnthropicJudge` and `from_spec`                                        |
+| `claims`        | the claim splitter (`[claims] mode = "llm"`) on the judge's client     |
 """
 
 from citecheck.judges.derive import liu_credit

@@ -66,6 +66,12 @@ class AnthropicJudge:
         URL from ANTHROPIC_BASE_URL."""
         return self._calls.client()
 
+    def claim_splitter(self, cache: Any = None, max_claims: int = 20) -> Any:
+        """The LLM claim splitter (`[claims] mode = "llm"`) on this judge's client and budget."""
+        from citecheck.judges.llm.claims import LLMClaimSplitter
+
+        return LLMClaimSplitter(self, cache=cache, max_claims=max_claims)
+
     def judge(self, items: Sequence[JudgeItem]) -> list[Judgment]:
         return [judgment_of(a, judge=self.name, version=self.version) for a in self.assess(items)]
 

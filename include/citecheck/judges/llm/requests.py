@@ -33,6 +33,9 @@ class AnswerRequest:
     passages: Mapping[str, str]
     params: Mapping[str, Any]
     estimate: RequestEstimate
+    # how the transport re-asks and reads the reply: None = the judge's verdicts; the claim
+    # splitter's own reader (`judges.llm.claims.SplitReader`) otherwise
+    reader: Any = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +107,8 @@ def build_params(config: LLMConfig, payload: str, reask_reason: str | None = Non
 
 def estimate_request(config: LLMConfig, params: Mapping[str, Any], chars_per_token: float) -> RequestEstimate:
     system = "".join(b["text"] for b in params["system"])
-    other = json.dumps(params["messages"], ensure_ascii=False) + json.dumps(REPLY_SCHEMA)
+    schema = params.get("output_config", {}).get("format", {}).get("schema", REPLY_SCHEMA)
+    other = json.dumps(params["messages"], ensure_ascii=False) + json.dumps(schema)
     return RequestEstimate(
         system_tokens=estimate_tokens(system, chars_per_token),
         other_input_tokens=estimate_tokens(other, chars_per_token),
@@ -128,7 +132,7 @@ def build_requests(
         kept: list[int] = []
         for pos in positions:
             item = items[pos]
-            sid = str(item.sentence_index)
+            sid = item.item_id
             cites = [lab for lab in dict.fromkeys(item.cited) if lab in context]
             if not cites:
                 early[pos] = not_judged("no resolved citations to judge")
@@ -141,7 +145,7 @@ def build_requests(
             continue
         sentences = tuple(
             (
-                str(items[pos].sentence_index),
+                items[pos].item_id,
                 tuple(lab for lab in dict.fromkeys(items[pos].cited) if lab in context),
             )
             for pos in kept

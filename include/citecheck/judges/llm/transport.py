@@ -159,11 +159,13 @@ class Calls:
         """Assessments from a reply, re-asking once (direct Messages) when it is malformed."""
         if message.stop_reason == "refusal":
             return unjudged_all(request, "the model refused")
+        reader = request.reader
+        parse = reader.parse if reader is not None else parse_reply
         try:
-            data = parse_reply(message)
+            data = parse(message)
         except MalformedReply as first:
             self.ledger.count("reasks")
-            params = build_params(
+            params = (reader.params if reader is not None else build_params)(
                 self.config, request.params["messages"][0]["content"][0]["text"], str(first)
             )
             again = self.send(request, params, reserved=None)
@@ -172,14 +174,14 @@ class Calls:
             if isinstance(again, Failure):
                 return unjudged_all(request, f"{first}; re-ask failed: {again.reason}")
             try:
-                data = parse_reply(again)
+                data = parse(again)
             except MalformedReply as second:
                 self.ledger.error("malformed reply twice")
                 log.warning(
                     "anthropic judge: %s: malformed reply twice (%s; %s)", request.custom_id, first, second
                 )
                 return unjudged_all(request, f"malformed reply twice: {first}; {second}")
-        assessed, unasked = assess_reply(request, data)
+        assessed, unasked = (reader.assess if reader is not None else assess_reply)(request, data)
         self.ledger.count("unasked_ids", unasked)
         return assessed
 

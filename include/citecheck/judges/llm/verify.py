@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from citecheck.core.text import quote_in_passage
+from citecheck.core.vocabulary import FULL, NO_SUPPORT, REPLY_NOT_SUPPORTED, REPLY_SUPPORTED
 from citecheck.judges.llm.assessment import Assessment
 
 
@@ -23,7 +24,7 @@ def assess_entry(entry: Mapping[str, Any], cited: Sequence[str], passages: Mappi
     given: dict[str, str] = {}
     for c in entry["citations"]:
         given.setdefault(c["label"], c["support"])
-    supports = {label: given.get(label, "none") for label in cited}
+    supports = {label: given.get(label, NO_SUPPORT) for label in cited}
     problems: list[str] = []
     quote_ok = True
     quotes = []
@@ -38,15 +39,15 @@ def assess_entry(entry: Mapping[str, Any], cited: Sequence[str], passages: Mappi
             )
     quoted = {q["label"] for q in quotes if q["verified"]}
     for label, support in supports.items():
-        if support != "none" and label not in quoted:
+        if support != NO_SUPPORT and label not in quoted:
             quote_ok = False
             problems.append(f"{label} marked {support} without a quote")
-    if verdict != "not_supported" and not quotes:
+    if verdict != REPLY_NOT_SUPPORTED and not quotes:
         quote_ok = False
         problems.append(f"no quotes for a {verdict} verdict")
-    if verdict == "supported" and all(s == "none" for s in supports.values()):
+    if verdict == REPLY_SUPPORTED and all(s == NO_SUPPORT for s in supports.values()):
         problems.append("supported with no supporting citation")
-    if verdict != "supported" and "full" in supports.values():
+    if verdict != REPLY_SUPPORTED and FULL in supports.values():
         problems.append(f"a full citation with verdict {verdict}")
     return Assessment(
         status="ok" if not problems else "unverified",

@@ -1,0 +1,77 @@
+"""Splitting a structured turn's check-worthy sentences into claims (SPEC §2.1).
+
+A splitter maps sentence texts (as the judge sees them) to their claims; `split_turn` verifies each
+split (`verify.split_problem`), keeps a rejected one whole and counts it. `splitter_for` builds the
+configured splitter once, before any turn is read, so a bad claims file stops a run before work.
+The `llm` mode splits in the judge stage (`judges.llm.claims`): at the structural pass its
+sentences are each one claim.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import replace
+from functools import lru_cache
+from typing import Protocol
+
+from citecheck.core.claims.verify import split_problem
+from citecheck.core.config import Config
+from citecheck.core.model import StructuredTurn
+from citecheck.core.text import normalise_statement
+
+log = logging.getLogger(__name__)
+
+
+class Splitter(Protocol):
+    name: str
+
+    def split(self, sentences: Sequence[str]) -> list[tuple[str, ...]]:
+        """The claims of each sentence, in order (a sentence not split: its own text alone)."""
+
+
+@lru_cache(maxsize=8)
+def splitter_for(config: Config) -> Splitter | None:
+    """The structural pass's splitter of the configured mode (None: sentence and llm modes),
+    built once per configuration: a recorded file is read and checked whole here."""
+    if config.claims_mode == "rules":
+        from citecheck.core.claims.rules import RulesSplitter
+
+        return RulesSplitter()
+    if config.claims_mode == "recorded":
+        from citecheck.core.claims.recorded import RecordedSplitter
+
+        return RecordedSplitter.from_file(config.claims_recorded)
+    return None
+
+
+def apply_splits(st: StructuredTurn, splits: dict[int, Sequence[str]], max_claims: int) -> StructuredTurn:
+    """The turn with these proposed splits (sentence index → claims) verified and set; a sentence
+    missing from `splits` keeps its current claims (itself when it has none)."""
+    claims = dict(st.claims or {})
+    rejected = st.claim_splits_rejected
+    for s in st.sentences:
+        if not s.check_worthy:
+            continue
+        proposed = splits.get(s.index)
+        if proposed is None:
+            claims.setdefault(s.index, (s.text,))
+            continue
+        texts = tuple(normalise_statement(c) if isinstance(c, str) else c for c in proposed)
+        if texts != (s.text,):
+            problem = split_problem(s.text, texts, max_claims)
+            if problem is not None:
+                log.debug("turn %s sentence %d: split rejected: %s", st.turn_id, s.index, problem)
+                rejected += 1
+                texts = (s.text,)
+        claims[s.index] = texts  # type: ignore[assignment]
+    return replace(st, claims=claims, claim_splits_rejected=rejected)
+
+
+def split_turn(st: StructuredTurn, splitter: Splitter | None, max_claims: int) -> StructuredTurn:
+    """Every check-worthy sentence of the turn split by `splitter` (None: each its own claim)."""
+    worthy = [s for s in st.sentences if s.check_worthy]
+    if splitter is None or not worthy:
+        return apply_splits(st, {}, max_claims)
+    proposed = splitter.split([s.text for s in worthy])
+    return apply_splits(st, {s.index: p for s, p in zip(worthy, proposed, strict=True)}, max_claims)

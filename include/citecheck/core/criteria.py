@@ -1,0 +1,483 @@
+"""Acceptance criteria and their decisions (SPEC §5.1): written before anyone sees the scores.
+
+A criterion names a metric, an optional scope (`where`: attribute values, or a built-in sentence
+slice such as `has_number = "yes"`), one bound (`min` or `max`) and how the bound is read
+(`on = "value"`: the point estimate must meet it; `on = "interval"`: it fails only when the whole
+95% interval lies beyond it). `answers = true` also decides each answer in scope on its own value.
+`max_drop` / `max_rise` are non-inferiority bounds that only `citecheck gate --base` checks.
+
+```toml
+[[criteria]]
+name = "no contradicted claims about pay, leave or termination"
+metric = "contradicted_rate"
+where = { topic = ["pay", "leave", "termination"] }
+max = 0.0
+answers = true
+```
+
+A criterion is `pass`, `fail` or `no_data` (an empty scope or a null metric: never a pass); a
+day's (or a release's) decision is `pass` only when every criterion passes. `CriteriaEvaluator`
+streams scored answers (the job's aggregate step, `score --criteria`) or score-output turns
+(`citecheck gate`) into each criterion's totals, its 95% interval (answers as clusters, as every
+other interval of the product) and the failing answers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import tomllib
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from citecheck.core.config import ConfigError
+from citecheck.core.metrics import BY_NAME, METRIC_NAMES, METRICS, SENTENCE_SLICES, ScoredTurn, ratios, turn_counts
+from citecheck.stats.intervals import ClusterTotals, proportion_intervals
+from citecheck.stats.ratio import Ratio
+
+PASS, FAIL, NO_DATA = "pass", "fail", "no_data"
+DECISIONS = (PASS, FAIL, NO_DATA)
+ON_CHOICES = ("value", "interval")
+AVERAGING_CHOICES = ("micro", "macro")
+ALL_SCOPE = "all"
+_KEYS = frozenset({"name", "metric", "where", "min", "max", "on", "answers", "max_drop", "max_rise", "averaging",
+                   "description"})
+
+
+class CriteriaError(ConfigError):
+    """Criteria that cannot be used (not TOML, unknown metric, both bounds, no name …): exit 2."""
+
+
+@dataclass(frozen=True, slots=True)
+class Criterion:
+    """One acceptance criterion (see the module doc). `where`: (key, allowed values) pairs, all
+    of which a turn (or a sentence, for a built-in slice) must meet."""
+
+    name: str
+    metric: str
+    where: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    min: float | None = None
+    max: float | None = None
+    on: str = "value"
+    answers: bool = False
+    max_drop: float | None = None
+    max_rise: float | None = None
+    averaging: str = "micro"
+    description: str = ""
+
+    @property
+    def bound(self) -> float | None:
+        return self.min if self.min is not None else self.max
+
+    @property
+    def bound_kind(self) -> str | None:
+        return "min" if self.min is not None else "max" if self.max is not None else None
+
+    @property
+    def scope(self) -> str:
+        """The scope as stored: `all`, or `key=value|value; key=value` in the order written."""
+        if not self.where:
+            return ALL_SCOPE
+        return "; ".join(f"{key}={'|'.join(values)}" for key, values in self.where)
+
+    @property
+    def sentence_scope(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        return tuple((k, v) for k, v in self.where if k in SENTENCE_SLICES)
+
+    @property
+    def attribute_scope(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        return tuple((k, v) for k, v in self.where if k not in SENTENCE_SLICES)
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "metric": self.metric}
+        if self.where:
+            out["where"] = {k: list(v) for k, v in self.where}
+        for key in ("min", "max", "max_drop", "max_rise"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        out.update(on=self.on, answers=self.answers, averaging=self.averaging)
+        return out
+
+    def breaks(self, value: float) -> bool:
+        """Does a value break the bound?"""
+        if self.min is not None:
+            return value < self.min
+        return self.max is not None and value > self.max
+
+
+@dataclass(frozen=True, slots=True)
+class Criteria:
+    """A validated set of criteria and its hash (stored with every decision)."""
+
+    items: tuple[Criterion, ...] = ()
+    source: str = ""
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def __iter__(self) -> Iterator[Criterion]:
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    @property
+    def hash(self) -> str:
+        """A short stable hash of the criteria as validated (names, metrics, scopes, bounds)."""
+        blob = json.dumps([c.as_dict() for c in self.items], sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+
+# --- reading and validating -----------------------------------------------------------------------
+
+
+def known_metrics() -> frozenset[str]:
+    """Every metric a criterion may name: the registry's (sentence level and, where registered,
+    claim level)."""
+    return frozenset(METRIC_NAMES)
+
+
+def parse_criteria(entries: Any, source: str = "config") -> Criteria:
+    """Validate `[[criteria]]` entries (a list of tables) into `Criteria`; raises CriteriaError."""
+    if entries is None:
+        return Criteria(source=source)
+    if not isinstance(entries, list):
+        raise CriteriaError(f"{source}: criteria must be an array of tables ([[criteria]])")
+    items: list[Criterion] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(entries, start=1):
+        criterion = _criterion(entry, f"{source}: criterion {i}")
+        if criterion.name in seen:
+            raise CriteriaError(f"{source}: criterion {i}: the name {criterion.name!r} is used twice")
+        seen.add(criterion.name)
+        items.append(criterion)
+    return Criteria(tuple(items), source)
+
+
+def _criterion(entry: Any, where_: str) -> Criterion:
+    if not isinstance(entry, dict):
+        raise CriteriaError(f"{where_}: must be a table")
+    unknown = sorted(set(entry) - _KEYS)
+    if unknown:
+        raise CriteriaError(f"{where_}: unknown key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(_KEYS))})")
+    name = entry.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise CriteriaError(f"{where_}: needs a non-empty name")
+    where_ = f"{where_} ({name.strip()!r})"
+    metric = entry.get("metric")
+    if not isinstance(metric, str) or not metric:
+        raise CriteriaError(f"{where_}: needs a metric")
+    if metric not in known_metrics():
+        raise CriteriaError(f"{where_}: unknown metric {metric!r} (see docs/metrics.md for the metric names)")
+    bounds = {k: _number(entry, k, where_) for k in ("min", "max", "max_drop", "max_rise")}
+    if bounds["min"] is not None and bounds["max"] is not None:
+        raise CriteriaError(f"{where_}: give min or max, not both (write two criteria for a range)")
+    if all(v is None for v in bounds.values()):
+        raise CriteriaError(f"{where_}: needs a bound: min or max (or max_drop / max_rise for `gate --base`)")
+    for key in ("max_drop", "max_rise"):
+        if bounds[key] is not None and bounds[key] < 0:
+            raise CriteriaError(f"{where_}: {key} must be zero or more")
+    on = entry.get("on", "value")
+    if on not in ON_CHOICES:
+        raise CriteriaError(f"{where_}: on must be \"value\" or \"interval\", not {on!r}")
+    averaging = entry.get("averaging", "micro")
+    if averaging not in AVERAGING_CHOICES:
+        raise CriteriaError(f"{where_}: averaging must be \"micro\" or \"macro\", not {averaging!r}")
+    answers = entry.get("answers", False)
+    if not isinstance(answers, bool):
+        raise CriteriaError(f"{where_}: answers must be true or false")
+    description = entry.get("description", "")
+    if not isinstance(description, str):
+        raise CriteriaError(f"{where_}: description must be a string")
+    return Criterion(name=name.strip(), metric=metric, where=_where(entry.get("where"), where_),
+                     min=bounds["min"], max=bounds["max"], on=on, answers=answers, max_drop=bounds["max_drop"],
+                     max_rise=bounds["max_rise"], averaging=averaging, description=description)
+
+
+def _number(entry: Mapping[str, Any], key: str, where_: str) -> float | None:
+    value = entry.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise CriteriaError(f"{where_}: {key} must be a number")
+    return float(value)
+
+
+def _where(value: Any, where_: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, dict):
+        raise CriteriaError(f"{where_}: where must be a table, e.g. where = {{ topic = \"pay\" }}")
+    out = []
+    for key, allowed in value.items():
+        if not isinstance(key, str) or not key:
+            raise CriteriaError(f"{where_}: where needs attribute names")
+        values = allowed if isinstance(allowed, list) else [allowed]
+        if not values or not all(isinstance(v, str | int | bool) and not isinstance(v, float) for v in values):
+            raise CriteriaError(f"{where_}: where.{key} must be a value or a non-empty list of values")
+        text = tuple(("true" if v else "false") if isinstance(v, bool) else str(v) for v in values)
+        if key in SENTENCE_SLICES and not set(text) <= {"yes", "no"}:
+            raise CriteriaError(f"{where_}: where.{key} is a built-in slice: \"yes\" or \"no\"")
+        out.append((key, text))
+    return tuple(out)
+
+
+def load_criteria_file(path: str | Path) -> Criteria:
+    """A criteria file: TOML with `[[criteria]]` tables. Raises CriteriaError (missing, not TOML, invalid)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise CriteriaError(f"criteria file not found: {path}") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CriteriaError(f"criteria file {path} cannot be read: {exc}") from exc
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise CriteriaError(f"criteria file {path} is not valid TOML: {exc}") from exc
+    unknown = sorted(set(data) - {"criteria"})
+    if unknown:
+        raise CriteriaError(f"criteria file {path}: unknown section(s) {', '.join(unknown)} (only [[criteria]])")
+    if not data.get("criteria"):
+        raise CriteriaError(f"criteria file {path} has no [[criteria]]")
+    return parse_criteria(data["criteria"], str(path))
+
+
+# --- evaluating -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CriterionResult:
+    """One criterion decided on one population (a day, a scored file)."""
+
+    criterion: Criterion
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    numerator: float | None
+    denominator: float | None
+    answers: int
+    decision: str
+    failing_answers: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        c = self.criterion
+        return {"criterion": c.name, "metric": c.metric, "scope": c.scope, "bound_kind": c.bound_kind,
+                "bound": c.bound, "on": c.on, "averaging": c.averaging, "value": self.value, "ci_low": self.ci_low,
+                "ci_high": self.ci_high, "numerator": self.numerator, "denominator": self.denominator,
+                "answers": self.answers, "failing_answers": self.failing_answers, "decision": self.decision}
+
+
+def decide(criterion: Criterion, value: float | None, ci_low: float | None, ci_high: float | None) -> str:
+    """pass / fail / no_data for one value (and its interval, for `on = "interval"`). A metric
+    without an interval (one counted on all traffic, not estimated) is read on its value."""
+    if value is None:
+        return NO_DATA
+    if criterion.bound_kind is None:
+        return NO_DATA
+    if criterion.on == "interval" and ci_low is not None and ci_high is not None:
+        beyond = ci_high < criterion.min if criterion.min is not None else ci_low > criterion.max  # type: ignore[operator]
+        return FAIL if beyond else PASS
+    return FAIL if criterion.breaks(value) else PASS
+
+
+def overall_decision(decisions: Iterable[str]) -> str:
+    """`pass` only when every criterion passes; any fail is `fail`; otherwise `no_data`."""
+    decisions = list(decisions)
+    if not decisions:
+        return NO_DATA
+    if all(d == PASS for d in decisions):
+        return PASS
+    return FAIL if FAIL in decisions else NO_DATA
+
+
+def _metric_keys(metric: str) -> tuple[str, ...]:
+    """The count keys behind a metric (a derived metric: those of the metrics it is made of)."""
+    entry = BY_NAME.get(metric)
+    if entry is None:
+        raise CriteriaError(f"unknown metric {metric!r}")
+    if entry.harmonic_mean_of is not None:  # F1: the counts of recall and precision
+        return tuple(k for part in entry.harmonic_mean_of for k in _metric_keys(part))
+    return METRICS[metric][:2]
+
+
+def metric_ratio(counts: Mapping[str, float], metric: str) -> Ratio:
+    """One metric of a set of counts (a claim metric outside a claims mode has no counts: null)."""
+    if metric in METRICS:
+        num, den, scale = METRICS[metric]
+        return Ratio(counts.get(num, 0) * scale, counts.get(den, 0))
+    return ratios(counts).get(metric) or Ratio(0, 0)
+
+
+def attribute_in_scope(criterion: Criterion, attributes: Mapping[str, Any]) -> bool:
+    """Does an answer's attributes meet every attribute condition of the criterion? An
+    attribute the answer does not have is out of scope (a scope no answer has is no_data)."""
+    for key, allowed in criterion.attribute_scope:
+        value = attributes.get(key)
+        if value is None or str(value) not in allowed:
+            return False
+    return True
+
+
+def sentence_keep(criterion: Criterion) -> Callable[[Any], bool] | None:
+    """The sentence filter of a criterion's built-in slice conditions (None: the whole answer)."""
+    conditions = [(SENTENCE_SLICES[key], "yes" in allowed, "no" in allowed)
+                  for key, allowed in criterion.sentence_scope]
+    if not conditions:
+        return None
+    return lambda v: all((yes and test(v)) or (no and not test(v)) for test, yes, no in conditions)
+
+
+@dataclass
+class _Totals:
+    """One criterion's running totals: pooled counts, per-answer values (macro) and clusters."""
+
+    criterion: Criterion
+    keys: tuple[str, ...]
+    counts: Counter[str] = field(default_factory=Counter)
+    spread: ClusterTotals | None = None
+    macro: list[float] = field(default_factory=list)
+    answers: int = 0
+    failing: list[str] = field(default_factory=list)
+
+
+class CriteriaEvaluator:
+    """Streams answers into every criterion's totals; `results()` decides each, `failing_answers()`
+    lists the answers of `answers = true` criteria that break their bound."""
+
+    def __init__(self, criteria: Criteria) -> None:
+        self.criteria = criteria
+        self._totals = []
+        for c in criteria:
+            keys = tuple(dict.fromkeys(_metric_keys(c.metric)))
+            self._totals.append(_Totals(c, keys, spread=ClusterTotals(keys)))
+
+    def add(self, scored: ScoredTurn) -> None:
+        """One scored answer (the job's aggregate step, `score --criteria`)."""
+        attributes = scored.structured.turn.attributes
+        whole: Counter[str] | None = None
+        for totals in self._totals:
+            c = totals.criterion
+            if not attribute_in_scope(c, attributes):
+                continue
+            keep = sentence_keep(c)
+            if keep is None:
+                whole = whole if whole is not None else turn_counts(scored)
+                counts = whole
+            else:
+                subset = [v for v in scored.verdicts if keep(v)]
+                if not subset:
+                    continue
+                counts = turn_counts(scored, keep)
+            self._add(totals, scored.turn_id, counts)
+
+    def add_record(self, turn_id: str, attributes: Mapping[str, Any], counts: Mapping[str, float]) -> None:
+        """One answer as a `score` output records it (turn id, attributes, whole-answer counts):
+        `citecheck gate`. A criterion on a built-in sentence slice needs the sentences: CriteriaError."""
+        for totals in self._totals:
+            c = totals.criterion
+            if c.sentence_scope:
+                raise CriteriaError(f"criterion {c.name!r}: a built-in sentence slice ({c.scope}) needs the "
+                                    "scored sentences; decide it with `score --criteria` or the daily job")
+            if attribute_in_scope(c, attributes):
+                self._add(totals, turn_id, counts)
+
+    def _add(self, totals: _Totals, turn_id: str, counts: Mapping[str, float]) -> None:
+        c = totals.criterion
+        totals.answers += 1
+        for key in totals.keys:
+            totals.counts[key] += counts.get(key, 0)
+        if totals.spread is not None:
+            totals.spread.add([float(counts.get(key, 0)) for key in totals.keys])
+        value = metric_ratio(counts, c.metric).value
+        if value is not None:
+            totals.macro.append(value)
+            if c.answers and c.bound_kind is not None and c.breaks(value):
+                totals.failing.append(turn_id)
+
+    def results(self) -> list[CriterionResult]:
+        out = []
+        for totals in self._totals:
+            c = totals.criterion
+            if not totals.answers:
+                out.append(CriterionResult(c, None, None, None, None, None, 0, NO_DATA))
+                continue
+            value, low, high, num, den = self._estimate(totals)
+            decision = decide(c, value, low, high)
+            out.append(CriterionResult(c, value, low, high, num, den, totals.answers, decision, len(totals.failing)))
+        return out
+
+    def _estimate(self, totals: _Totals) -> tuple[float | None, float | None, float | None, float | None,
+                                                  float | None]:
+        """(value, ci_low, ci_high, numerator, denominator) of the criterion's metric on its scope."""
+        c = totals.criterion
+        if c.averaging == "macro":
+            n = len(totals.macro)
+            if not n:
+                return None, None, None, None, None
+            mean = math.fsum(totals.macro) / n
+            variance = (math.fsum((x - mean) ** 2 for x in totals.macro) / (n - 1) / n) if n >= 2 else None
+            interval = _interval(mean, variance, n, c.metric)
+            return mean, *interval, math.fsum(totals.macro), float(n)
+        ratio = metric_ratio(totals.counts, c.metric)
+        if ratio.value is None:
+            return None, None, None, ratio.numerator, ratio.denominator
+        variance, clusters = None, 0
+        if c.metric in METRICS and totals.spread is not None:
+            num, den, _ = METRICS[c.metric]
+            variance, clusters = totals.spread.ratio_variance(num, den), totals.spread.clusters_with(den)
+        return ratio.value, *_interval(ratio.value, variance, clusters, c.metric), ratio.numerator, ratio.denominator
+
+    def failing_answers(self) -> dict[str, list[str]]:
+        """turn id → the names of the `answers = true` criteria it fails, in criteria order."""
+        out: dict[str, list[str]] = {}
+        for totals in self._totals:
+            for turn_id in totals.failing:
+                out.setdefault(turn_id, []).append(totals.criterion.name)
+        return out
+
+
+def _interval(value: float, variance: float | None, clusters: int, metric: str) -> tuple[float | None, float | None]:
+    """The 95% interval of a rate (answers as clusters); none for a count per 1,000 answers."""
+    if metric in BY_NAME and not BY_NAME[metric].rate:
+        return None, None
+    if variance is None or clusters < 2:
+        return None, None
+    (interval,) = proportion_intervals([value], [variance], [clusters])
+    return (None, None) if interval is None else (interval.low, interval.high)
+
+
+def evaluate(scored: Iterable[ScoredTurn], criteria: Criteria) -> tuple[list[CriterionResult], dict[str, list[str]]]:
+    """Every criterion on the scored answers: (results, failing answers)."""
+    evaluator = CriteriaEvaluator(criteria)
+    for s in scored:
+        evaluator.add(s)
+    return evaluator.results(), evaluator.failing_answers()
+
+
+def decision_json(results: Sequence[CriterionResult], failing: Mapping[str, Sequence[str]],
+                  criteria: Criteria) -> dict[str, Any]:
+    """The `criteria` list, `decision`, failing answers and criteria hash: `score --criteria`'s
+    output and the gate's `--json`."""
+    return {"decision": overall_decision(r.decision for r in results),
+            "criteria": [r.as_dict() for r in results],
+            "answers_failing": {turn: list(names) for turn, names in failing.items()},
+            "criteria_hash": criteria.hash}
+
+
+def format_results(results: Sequence[CriterionResult], decision: str) -> str:
+    """One line per criterion and the decision, for a terminal or a CI log."""
+    lines = []
+    for r in results:
+        c = r.criterion
+        value = "null" if r.value is None else f"{r.value:.3f}"
+        span = "" if r.ci_low is None else f" [{r.ci_low:.3f}, {r.ci_high:.3f}]"
+        bound = "" if c.bound_kind is None else f" {c.bound_kind} {c.bound:g}"
+        answers = f", {r.failing_answers} answer(s) failing" if c.answers and r.failing_answers else ""
+        lines.append(f"{r.decision.upper():<8}{c.name}: {c.metric} = {value}{span}{bound} on {c.on}"
+                     f" ({c.scope}, {r.answers} answers{answers})")
+    lines.append(f"decision: {decision}")
+    return "\n".join(lines)

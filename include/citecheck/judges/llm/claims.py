@@ -1,0 +1,194 @@
+"""The LLM claim splitter (`[claims] mode = "llm"`, SPEC §2.1) over the LLM judge's client.
+
+One structured request per answer covers its check-worthy sentences (the rubric
+`claims_rubric.txt` is the prompt-cached system prompt; the reply is asked for as the JSON schema
+`SPLIT_SCHEMA` and validated again on receipt, a malformed reply re-asked once). It goes through
+the judge's own transport, `Calls`, `Budget` and `Ledger`: Message Batches when the judge uses them
+(its own batch key, `<run id>/claims`, so a retried run reattaches to its split batch as the judge
+does to its judging batch), and the same daily budget, which claim splitting and judging share.
+A sentence whose answer the budget has no room for, or whose reply failed, stays one claim and
+is counted (`claim_split_failures` by reason). Splits are cached by sentence text + model +
+prompt version: a rerun asks nothing for sentences already split. Every split is verified by
+`core.claims.apply_splits` (no added figure or capitalised word), exactly as the rule splitter's.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from collections.abc import Mapping, MutableMapping, Sequence
+from dataclasses import dataclass
+from importlib.resources import files
+from typing import Any
+
+import jsonschema
+
+from citecheck.core.claims import apply_splits
+from citecheck.core.model import StructuredTurn
+from citecheck.core.text import text_hash
+from citecheck.core.vocabulary import UNJUDGED
+from citecheck.judges.llm.assessment import Assessment
+from citecheck.judges.llm.batch_state import BatchStateStore
+from citecheck.judges.llm.config import LLMConfig
+from citecheck.judges.llm.prompt import REASK_NOTE
+from citecheck.judges.llm.replies import MalformedReply
+from citecheck.judges.llm.requests import AnswerRequest, estimate_request
+
+log = logging.getLogger(__name__)
+
+SPLIT_PROMPT_VERSION = "claims-1"
+SPLIT_RUBRIC = files(__package__).joinpath("claims_rubric.txt").read_text(encoding="utf-8")
+MAX_CLAIMS = 20
+SPLIT_SCHEMA: dict[str, Any] = {
+    "type": "object", "additionalProperties": False, "required": ["sentences"],
+    "properties": {"sentences": {"type": "array", "items": {
+        "type": "object", "additionalProperties": False, "required": ["id", "claims"],
+        "properties": {"id": {"type": "string"}, "claims": {"type": "array", "items": {"type": "string"}}},
+    }}},
+}
+_VALIDATOR = jsonschema.Draft202012Validator(SPLIT_SCHEMA)
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    """The claims the model proposed for one sentence (verified later, with every other split)."""
+
+    claims: tuple[str, ...]
+    status: str = "ok"
+
+
+class SplitReader:
+    """How the transport builds, reads and re-asks a split request (the judge's own reader is the default)."""
+
+    def params(self, config: LLMConfig, payload: str, reask_reason: str | None = None) -> dict[str, Any]:
+        content = [{"type": "text", "text": payload}]
+        if reask_reason is not None:
+            content.append({"type": "text", "text": REASK_NOTE.format(reason=reask_reason)})
+        system: dict[str, Any] = {"type": "text", "text": SPLIT_RUBRIC}
+        if config.prompt_caching:
+            system["cache_control"] = {"type": "ephemeral"}
+        return {"model": config.model, "max_tokens": config.max_tokens, "system": [system],
+                "messages": [{"role": "user", "content": content}],
+                "output_config": {"format": {"type": "json_schema", "schema": SPLIT_SCHEMA}}}
+
+    def parse(self, message: Any) -> dict[str, Any]:
+        if message.stop_reason in ("max_tokens", "model_context_window_exceeded"):
+            raise MalformedReply(f"reply cut off ({message.stop_reason})")
+        text = "".join(getattr(block, "text", "") for block in message.content if block.type == "text")
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise MalformedReply(f"reply is not valid JSON (line {exc.lineno} column {exc.colno})") from None
+        error = next(iter(_VALIDATOR.iter_errors(data)), None)
+        if error is not None:
+            where = "/".join(str(p) for p in error.absolute_path) or "top level"
+            raise MalformedReply(f"reply breaks the schema at {where} ({error.validator})")
+        return data
+
+    def assess(self, request: AnswerRequest, data: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+        entries = {entry["id"]: entry for entry in data["sentences"]}
+        asked = {sid for sid, _ in request.sentences}
+        out: dict[str, Any] = {}
+        for sid, _ in request.sentences:
+            entry = entries.get(sid)
+            out[sid] = Split(tuple(entry["claims"])) if entry is not None else \
+                Assessment(UNJUDGED, reason="sentence missing from the reply")
+        return out, len(set(entries) - asked)
+
+
+SPLIT_READER = SplitReader()
+
+
+def split_key(model: str, sentence: str) -> str:
+    """The cache key of a sentence's split: its text, the model and the prompt version."""
+    return f"{model}|{SPLIT_PROMPT_VERSION}|{text_hash(sentence)}"
+
+
+def split_request(config: LLMConfig, turn_id: str, sentences: Sequence[tuple[str, str]],
+                  chars_per_token: float | None = None) -> AnswerRequest:
+    """The one split request of an answer: its (id, text) sentences, the rubric as the system prompt."""
+    payload = json.dumps({"passages": [], "sentences": [{"id": sid, "text": text} for sid, text in sentences]},
+                         ensure_ascii=False, separators=(",", ":"))
+    params = SPLIT_READER.params(config, payload)
+    digest = text_hash("claims\x1f" + turn_id + "\x1f" + ",".join(sid for sid, _ in sentences))
+    return AnswerRequest(turn_id=turn_id, custom_id=f"c{digest[:32]}", positions=tuple(range(len(sentences))),
+                         sentences=tuple((sid, ()) for sid, _ in sentences), passages={}, params=params,
+                         estimate=estimate_request(config, params, chars_per_token or config.chars_per_token),
+                         reader=SPLIT_READER)
+
+
+def split_reply_text(claims: Mapping[str, Sequence[str]]) -> str:
+    """The reply object for these claims by sentence id (what a reply costs in output tokens)."""
+    return json.dumps({"sentences": [{"id": sid, "claims": list(c)} for sid, c in claims.items()]},
+                      ensure_ascii=False, separators=(",", ":"))
+
+
+class LLMClaimSplitter:
+    """Splits structured turns' check-worthy sentences with the LLM judge's client and budget."""
+
+    name = "llm"
+
+    def __init__(self, judge: Any, *, cache: MutableMapping[str, Sequence[str]] | None = None,
+                 batch_state: BatchStateStore | None = None, max_claims: int = MAX_CLAIMS) -> None:
+        from citecheck.judges.llm.batches import BatchTransport
+
+        self.judge = judge
+        self.config: LLMConfig = judge.config
+        self.cache: MutableMapping[str, Sequence[str]] = cache if cache is not None else {}
+        self.max_claims = max_claims
+        calls = judge._calls  # the judge's client, budget and ledger: one daily budget
+        self._calls = calls
+        run_id = judge.run_id
+        self._batches = BatchTransport(calls, batch_state or judge.batch_state,
+                                       f"{run_id}/claims" if run_id else None)
+        self.counts: Counter[str] = Counter()
+
+    def split_turns(self, turns: Sequence[StructuredTurn]) -> list[StructuredTurn]:
+        """The turns with their check-worthy sentences split (cached splits first, then one request
+        per answer for the rest); each split verified, a failed one kept whole and counted."""
+        from citecheck.judges.llm.transport import run_messages
+
+        model = self.config.model
+        proposed: dict[str, dict[int, Sequence[str]]] = {}
+        requests: list[AnswerRequest] = []
+        for st in turns:
+            worthy = [s for s in st.sentences if s.check_worthy]
+            found = {s.index: self.cache[split_key(model, s.text)] for s in worthy
+                     if split_key(model, s.text) in self.cache}
+            self.counts["sentences_cached"] += len(found)
+            proposed[st.turn_id] = dict(found)
+            ask = [s for s in worthy if s.index not in found]
+            if ask:
+                requests.append(self._request(st.turn_id, [(str(s.index), s.text) for s in ask]))
+        if requests:
+            self.counts["answers_asked"] += len(requests)
+            if not self._calls.has_api_key():
+                results = {r.custom_id: {sid: Assessment(UNJUDGED, reason="skipped_no_api_key")
+                                         for sid, _ in r.sentences} for r in requests}
+            elif self.config.transport == "batches":
+                results = self._batches.run(requests)
+            else:
+                results = run_messages(self._calls, requests)
+            texts = {(st.turn_id, s.index): s.text for st in turns for s in st.sentences}
+            for r in requests:
+                for sid, outcome in results.get(r.custom_id, {}).items():
+                    index = int(sid)
+                    if isinstance(outcome, Split):
+                        proposed[r.turn_id][index] = outcome.claims
+                        self.cache[split_key(model, texts[(r.turn_id, index)])] = list(outcome.claims)
+                        self.counts["sentences_split_by_model"] += 1
+                    else:  # budget, failure, refusal: the sentence stays one claim, counted by reason
+                        self.counts[f"claim_split_failures:{(outcome.reason or 'unknown').split(':')[0]}"] += 1
+        out = []
+        for st in turns:
+            splits = proposed[st.turn_id]
+            valid = {i: c for i, c in splits.items() if isinstance(c, list | tuple) and len(c) <= 10 * self.max_claims}
+            out.append(apply_splits(st, valid, self.max_claims))
+        return out
+
+    def _request(self, turn_id: str, sentences: Sequence[tuple[str, str]]) -> AnswerRequest:
+        return split_request(self.config, turn_id, sentences, self._calls.ledger.chars_per_token)
+
+    def stats(self) -> dict[str, Any]:
+        return dict(self.counts)
