@@ -169,6 +169,8 @@ def turn_json(scored: ScoredTurn, *, judged: bool = True) -> dict[str, Any]:
         "conversation_id": st.turn.conversation_id,
         "question": st.turn.question,
         "attributes": dict(st.turn.attributes),
+        "language": st.language,
+        "language_source": st.language_source,
         "is_refusal": st.is_refusal,
         "sentences": sentences,
         "pointer_problems": [

@@ -258,6 +258,9 @@ def calibrate(judge_file: str | Path, pairs: int = 96) -> Rates:
     spec = json.loads(Path(judge_file).read_text(encoding="utf-8"))
     if spec.get("kind") != "nli":
         raise PlanError(f"plan: {judge_file} is not an NLI judge file (kind {spec.get('kind')!r})")
+    if isinstance(spec.get("models"), dict) and len(spec["models"]) > 1:
+        raise PlanError(f"plan: {judge_file} maps languages to models; plan each model with a judge file of "
+                        "its own (\"model\": …) on its language's share of the traffic")
     judge = from_spec(spec, progress=False)
     batch = sample_pairs(pairs)
     judge.scorer.probabilities(batch[: min(16, len(batch))])  # warm-up

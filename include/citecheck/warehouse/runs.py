@@ -59,8 +59,8 @@ def record_judged(engine: Engine, run_id: str, *, judge_stats: Mapping[str, Any]
     llm = judge_stats.get("llm") if isinstance(judge_stats.get("llm"), Mapping) else {}
     answers = counts["answers"]
     _merge_json(engine, run_id, "stats", {"judge": judge_stats, "counts": counts},
-                judge_versions=judge_versions, turns_judged=counts["judged_answers"],
-                share_nli=counts["judged_answers"] / answers if answers else None,
+                judge_versions=judge_versions, turns_judged=counts["selected_answers"],
+                share_nli=counts["selected_answers"] / answers if answers else None,
                 share_llm=(llm.get("answers_escalated", 0) / answers) if answers and llm else None,
                 llm_input_tokens=llm.get("input_tokens"), llm_output_tokens=llm.get("output_tokens"),
                 llm_cost_usd=llm.get("cost_usd"))

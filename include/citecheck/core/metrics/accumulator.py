@@ -3,8 +3,9 @@ weigh more) and macro (the mean of per-answer values over answers with a non-zer
 each answer one vote), with 95% intervals on the judged metrics, answers as clusters
 (`citecheck.stats.intervals`). Memory grows with the number of slices, not with turns.
 
-Slices (SPEC §5): overall (`all`), each `attributes` key, answer length buckets, and sentences
-with / without numbers and with / without two or more citations.
+Slices (SPEC §5): overall (`all`), each `attributes` key, the answer's `language` (SPEC §2.2),
+answer length buckets, and sentences with / without numbers and with / without two or more
+citations.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ JUDGED_MACRO_NAMES = tuple(m for m in METRIC_NAMES if m in JUDGED_METRICS)
 INTERVAL_MEAN_KEYS = tuple(f"macro:{m}" for m in JUDGED_MACRO_NAMES)
 _ZEROS = (0,) * len(JUDGED_COUNT_KEYS)
 _NUMBER = re.compile(r"\d")
+LANGUAGE_SLICE = "language"  # a built-in slice: the turn's language (SPEC §2.2), `und` when undetermined
 # The built-in sentence slices (SPEC §5): each one's test of a sentence; a slice's values are "yes"
 # and "no". Criteria scopes (`where = { has_number = "yes" }`) read the same tests.
 SENTENCE_SLICES: dict[str, Callable[[SentenceVerdict], bool]] = {
@@ -75,7 +77,7 @@ class _SliceAccumulator:
         for name, value in macro:
             sums[name] = sums.get(name, 0) + value
             ns[name] = ns.get(name, 0) + 1
-        if self.spread is not None and counts.get("judged_answers"):  # one cluster per judged answer
+        if self.spread is not None and counts.get("selected_answers"):  # one cluster per judged answer
             self.spread.add(_interval_row(counts, macro) if interval_row is None else interval_row)
 
     def micro(self) -> dict[str, Ratio]:
@@ -171,7 +173,7 @@ class MetricAccumulator:
     def add(self, scored: ScoredTurn) -> Counter[str]:
         counts = turn_counts(scored)
         macro = macro_values(counts)
-        row = _interval_row(counts, macro) if self.intervals and counts.get("judged_answers") else None
+        row = _interval_row(counts, macro) if self.intervals and counts.get("selected_answers") else None
         self._acc("all", "all").add(counts, macro, row)
         attrs = scored.structured.turn.attributes
         keys = self.config.slice_attributes or tuple(attrs)
@@ -180,6 +182,7 @@ class MetricAccumulator:
             if key in attrs:
                 value = attrs[key] if cap is None else cap.value(key, attrs[key])
                 self._acc(f"attribute:{key}", value).add(counts, macro, row)
+        self._acc(LANGUAGE_SLICE, scored.structured.language).add(counts, macro, row)
         verdicts = scored.verdicts
         self._acc("answer_length", length_bucket(len(verdicts), self.config.length_buckets)).add(counts, macro, row)
         turn = scored.structured.turn
@@ -240,7 +243,7 @@ class MetricAccumulator:
                         "numerator": r.numerator,
                         "denominator": r.denominator,
                         "value": r.value,
-                        "answers": acc.counts["judged_answers" if judged else "answers"],
+                        "answers": acc.counts["selected_answers" if judged else "answers"],
                         "sentences": acc.counts["judged_sentences" if judged else "check_worthy_sentences"],
                         **interval_json(ci),
                     })

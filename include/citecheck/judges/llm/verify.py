@@ -1,7 +1,8 @@
 """Quote verification (SPEC §4): a reply entry counts only when its quotes and labels check out.
 
 No fuzzy matching: every quote must occur in the passage its label names, one the sentence
-cites, after normalising whitespace, case and curly apostrophes (`citecheck.core.text.quote_in_passage`).
+cites, after normalising whitespace, case, curly apostrophes and Unicode forms (NFKC: full-width
+"２２０ユーロ" is "220ユーロ"; `citecheck.core.text.quote_in_passage`).
 Every citation marked `full` or `partial` needs a quote of its own, a verdict other than
 `not_supported` needs at least one quote, and the labels must agree with the verdict
 (`supported` needs some support; a `full` citation means `supported`). Anything else makes the
