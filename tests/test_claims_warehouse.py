@@ -15,6 +15,7 @@ from citecheck.core.config import ConfigError
 from citecheck.job import JobSettings, run_day
 from citecheck.warehouse import init_warehouse, load_turns
 from citecheck.warehouse import tables as T
+from citecheck.warehouse.grants import BI_READABLE, BI_TEXT_COLUMNS
 
 DAY = dt.date(2026, 11, 24)
 
@@ -88,8 +89,8 @@ def test_init_warehouse_adds_the_claim_tables_to_an_older_warehouse(engine):
 
 
 def test_claim_text_is_a_bi_text_column():
-    assert T.BI_TEXT_COLUMNS["claim_verdicts"] == ("text",)
-    assert {"claim_verdicts", "claim_citation_verdicts"} <= set(T.BI_READABLE)
+    assert BI_TEXT_COLUMNS["claim_verdicts"] == ("text",)
+    assert {"claim_verdicts", "claim_citation_verdicts"} <= set(BI_READABLE)
 
 
 def test_the_daily_job_refuses_the_llm_claims_mode():
