@@ -221,3 +221,13 @@ def test_compare_adds_the_claim_metrics_when_both_outputs_have_claims(tmp_path):
     assert "partially_supported_rate" in format_comparison(both)
     mixed = compare(sentences, claims)
     assert "claim_recall" not in mixed["metrics"] and "citation_recall" in mixed["metrics"]
+
+
+def test_the_rule_splitter_gives_the_seed_split_and_its_figures(tmp_path):
+    out = score_dicts([FIXTURE["turns"]["plan"]], FIXTURE["judge"], replace(Config(), claims_mode="rules"))
+    expected = FIXTURE["expected"]["plan"]["recorded_mode"]
+    [sentence] = out["turns"][0]["sentences"]
+    assert [c["text"] for c in sentence["claims"]] == expected["claims"]
+    fractions = _fractions(out)
+    for metric in ("claim_recall", "claim_precision", "claims_per_sentence", "citation_recall", "citation_precision"):
+        assert fractions[metric] == expected[metric], metric
