@@ -19,9 +19,9 @@ from citecheck.report import ReportError, build_report, format_value
 from citecheck.report.charts import vega_runtime
 from citecheck.report.data import Evidence, FlaggedSentence, ReportData, evidence_for, highlight
 from citecheck.report.render import CONTENT_SECURITY_POLICY, render
-from citecheck.warehouse import published as reads
+from citecheck.warehouse import read_model as reads
 from citecheck.warehouse import tables as T
-from citecheck.warehouse.published import report_html, report_index
+from citecheck.warehouse.read_model import report_html, report_index
 from citecheck.warehouse.reports import store_report
 from helpers import orbit_settings, orbit_warehouse_turns, publish_orbit_days
 
@@ -198,8 +198,8 @@ def test_the_report_of_a_published_day_matches_the_warehouse(published):
 
 def test_the_days_alerts_and_suggestions_are_shown(published):
     from citecheck.warehouse.alerts import replace_alerts
-    from citecheck.warehouse.published import alerts_between
-    from citecheck.warehouse.published import day_suggestions as suggestions_for
+    from citecheck.warehouse.read_model import alerts_between
+    from citecheck.warehouse.read_model import day_suggestions as suggestions_for
 
     day = DAYS[-1]
     alert = {"metric": "unknown_labels_per_1000_answers", "slice_name": "product", "slice_value": "travel",
