@@ -98,3 +98,39 @@ def test_the_daily_job_refuses_the_llm_claims_mode():
 
     with pytest.raises(ConfigError, match="citecheck score"):
         JobSettings(config=replace(JobSettings().config, claims_mode="llm"))
+
+
+@pytest.mark.slow
+def test_the_daily_dag_end_to_end_in_the_rule_claims_mode(tmp_path):
+    """`dag.test()` of the daily DAG with `[claims] mode = "rules"` on the seed answers of
+    `claims.json`: the plan sentence splits in two, claim recall 2/5 and one partially supported
+    sentence are published, with its claims and links."""
+    import json
+
+    from citecheck import warehouse as W
+    from citecheck.job import day_metrics
+    from helpers import load_fixture
+    from helpers.dags import dag_test
+
+    fixture = load_fixture("claims.json")
+    url = f"sqlite:///{tmp_path}/wh.sqlite"
+    engine = W.make_engine(url)
+    W.init_warehouse(engine)
+    W.load_turns(engine, list(fixture["turns"].values()))
+    engine.dispose()
+    judge, config = tmp_path / "claims_judge.json", tmp_path / "claims.toml"
+    judge.write_text(json.dumps(fixture["judge"]), encoding="utf-8")
+    config.write_text('[claims]\nmode = "rules"\n', encoding="utf-8")
+    out = dag_test(tmp_path, url, "2026-11-30", CITECHECK_JUDGE=str(judge), CITECHECK_CONFIG=str(config))
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-4000:]
+    engine = W.make_engine(url)
+    day = dt.date(2026, 11, 30)
+    micro = {r["metric"]: (r["numerator"], r["denominator"]) for r in day_metrics(engine, day)
+             if r["slice_name"] == "all" and r["averaging"] == "micro"}
+    assert micro["claim_recall"] == (2, 5) and micro["claim_precision"] == (2, 5)
+    assert micro["partially_supported_rate"] == (1, 4) and micro["citation_recall"] == (1, 4)
+    claims = _rows(engine, T.claim_verdicts)
+    plan = sorted((c["claim_index"], c["text"], c["verdict"]) for c in claims if c["turn_id"] == "claims-plan")
+    assert [(t, v) for _, t, v in plan] == list(zip(fixture["expected"]["plan"]["recorded_mode"]["claims"],
+                                                    ["supported", "unsupported"], strict=True))
+    assert len(_rows(engine, T.claim_citation_verdicts)) == 5
