@@ -15,6 +15,8 @@ def add_metrics(sub: Any) -> None:
     p = sub.add_parser("metrics", help="print a published day's metrics")
     options.add_day(p)
     options.add_json(p, help="JSON list of rows")
+    p.add_argument("--slice", help="print this slice's rows (e.g. language, answer_length, attribute:model), "
+                                   "one line per value and metric (default: all)")
     p.set_defaults(func=cmd_metrics)
 
 
@@ -50,11 +52,13 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     if args.json:
         write_json(rows, None)
         return EXIT_OK
+    wanted = args.slice or "all"
     for row in rows:
-        if row["slice_name"] == "all" and row["averaging"] == "micro":
+        if row["slice_name"] == wanted and row["averaging"] == "micro":
             value = "null" if row["value"] is None else f"{row['value']:.3f}"
             ci = "" if row.get("ci_low") is None else f"  95% [{row['ci_low']:.3f}, {row['ci_high']:.3f}]"
-            print(f"{row['metric']:<34}{value:>8}  ({row['numerator']:g}/{row['denominator']:g}){ci}")
+            where = "" if wanted == "all" else f"{row['slice_value']:<10}"
+            print(f"{where}{row['metric']:<34}{value:>8}  ({row['numerator']:g}/{row['denominator']:g}){ci}")
     return EXIT_OK
 
 
