@@ -23,7 +23,9 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from citecheck.core import pipeline
+from citecheck.core.languages import INVALID_LANGUAGE_TAG
 from citecheck.core.metrics import MetricAccumulator, SliceCap, full_counts
+from citecheck.core.model import StructuredTurn
 from citecheck.core.structural import ConversationHistory
 from citecheck.core.turns import turns_from_dicts
 from citecheck.core.verdicts import SentenceVerdict, evidence_windows
@@ -136,6 +138,8 @@ def structural(run: DayRun) -> dict[str, Any]:
             repairs.update(input_repairs(batch, turns, cfg))
             staged = []
             for st in pipeline.structure_turns(turns, cfg, history):
+                if st.language_repair:  # a logged language tag that is not BCP 47: detected instead
+                    repairs[st.language_repair] += 1
                 selected = is_selected(st.turn_id, settings)
                 shard = shard_of(st.turn.conversation_id, settings.shards)
                 if selected:
@@ -149,7 +153,8 @@ def structural(run: DayRun) -> dict[str, Any]:
                 open_conversation = turns[-1].conversation_id
             history.keep_only(open_conversation)
     counts["turns_scored"] = counts["turns_read"] - counts["turns_skipped"]
-    repaired = {"replaced_characters": 0, "zoneless_timestamps": 0, "malformed_markers": 0, **repairs}
+    repaired = {"replaced_characters": 0, "zoneless_timestamps": 0, "malformed_markers": 0,
+                INVALID_LANGUAGE_TAG: 0, **repairs}
     runs.record_stats(run.engine, run.run_id, {"input_repairs": repaired})
     _timed(run, "structural", started)
     return {**counts, "shards": sorted(shards_used), "input_repairs": repaired}
@@ -262,7 +267,7 @@ def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalatio
             for v in scored.verdicts:
                 if v.judgment is not None and v.judgment.judge_version:
                     judge_versions.add(f"{v.judgment.judge}:{v.judgment.judge_version}")
-                sentence_rows.append(sentence_row(run, st.turn.conversation_id, st.turn_id, v))
+                sentence_rows.append(sentence_row(run, st, v))
                 citation_rows.extend({"run_id": run.run_id, "day": run.day, "turn_id": st.turn_id,
                                       "sentence_index": v.sentence.index, **c} for c in pipeline.citation_records(v))
                 suggestion_rows.extend({"run_id": run.run_id, "day": run.day, **r}
@@ -293,16 +298,17 @@ def slice_cap(run: DayRun) -> SliceCap:
     return cap
 
 
-def sentence_row(run: DayRun, conversation_id: str, turn_id: str, v: SentenceVerdict) -> dict[str, Any]:
-    """A `sentence_verdicts` row: `pipeline.sentence_record` keyed by the run and the day."""
+def sentence_row(run: DayRun, st: StructuredTurn, v: SentenceVerdict) -> dict[str, Any]:
+    """A `sentence_verdicts` row: `pipeline.sentence_record` keyed by the run and the day, with the
+    turn's language."""
     record = pipeline.sentence_record(v)
     fields = {k: record[k] for k in (*pipeline.STRUCTURAL_FIELDS, *pipeline.VERDICT_FIELDS) if k != "index"}
     reason = fields.pop("unjudged_reason") or record["non_claim_reason"]
     llm, first = record["llm"], record["first_stage"]
-    return {"run_id": run.run_id, "day": run.day, "turn_id": turn_id, "sentence_index": v.sentence.index,
-            "conversation_id": conversation_id, **fields, "reason": reason,
+    return {"run_id": run.run_id, "day": run.day, "turn_id": st.turn_id, "sentence_index": v.sentence.index,
+            "conversation_id": st.turn.conversation_id, **fields, "reason": reason,
             "llm": jsonable(llm) if llm else None, "first_stage": jsonable(first) if first else None,
-            "best_windows": evidence_windows(v)}
+            "best_windows": evidence_windows(v), "language": st.language, "language_source": st.language_source}
 
 
 @holds_day

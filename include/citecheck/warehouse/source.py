@@ -15,7 +15,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from citecheck.core.formats import NATIVE_FIELDS
-from citecheck.core.formats.common import replaced_characters
+from citecheck.core.formats.common import TurnError, replaced_characters
+from citecheck.core.languages import turn_language
 from citecheck.core.reader_events import ReaderEvent
 from citecheck.core.turns import (
     MAX_ID_CHARS,
@@ -25,6 +26,7 @@ from citecheck.core.turns import (
     conversation_id,
     is_zoneless,
     parse_timestamp,
+    turn_from_dict,
     turn_index,
 )
 from citecheck.warehouse import tables as T
@@ -78,6 +80,15 @@ def storable(value: Any, key: str = "value", replaced: list[int] | None = None) 
     return root
 
 
+def _language(turn: Mapping[str, Any]) -> dict[str, str | None]:
+    try:
+        parsed = turn_from_dict(turn)
+    except TurnError:
+        return {"language": None, "language_source": None}
+    found = turn_language(parsed.attributes, parsed.answer)
+    return {"language": found.code, "language_source": found.source}
+
+
 def _text_column(turn: Mapping[str, Any], key: str, width: int | None = None) -> str | None:
     """A text field as stored: a string or nothing. Another type would read back as text the job
     would then score (an answer of 5 as "5"), so it is refused here with the job's own wording."""
@@ -100,6 +111,10 @@ def source_rows(turn: Mapping[str, Any], assume_zone: str = "UTC") -> tuple[dict
     would belong to no day and never be read) or one that is not ISO 8601, a markers turn
     without a context list, JSON nested too deeply, a timestamp without a zone when `assume_zone`
     (`[day] assume_zone`) is "refuse".
+
+    The turn's language (SPEC §2.2) is stored with it (`language`, `language_source`), as the job
+    reads it: from the turn as `turn_from_dict` builds it (a native format's answer text is its
+    normalised text); null for a turn the job will skip as malformed.
 
     What the load repaired goes with the row (`input_repairs`, counted per day by the job): the
     characters replaced (`replaced_characters`) and, for a timestamp without a zone, the zone it was
@@ -138,6 +153,7 @@ def source_rows(turn: Mapping[str, Any], assume_zone: str = "UTC") -> tuple[dict
         "attributes": turn.get("attributes"),
         "loaded_at": dt.datetime.now(dt.UTC),
         "input_repairs": repairs or None,
+        **_language(turn),
     }
     passages = []
     for position, p in enumerate(context or []):
@@ -299,7 +315,7 @@ def extract_day_chunks(conn: Connection, day: dt.date, timezone: str = "UTC", ch
     """
     start, end = day_bounds(day, timezone)
     query = sa.text(read_sql("extract_turns.sql")).columns(
-        *[sa.column(c.name, c.type) for c in T.source_turns.columns]
+        *[sa.column(c.name, c.type) for c in T.source_turns.columns if c.name not in T.LANGUAGE_COLUMNS]
     )
     params = _bounds(conn, start, end)
     result = conn.execute(query, params, execution_options={"yield_per": chunk}).mappings()
