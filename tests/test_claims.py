@@ -168,3 +168,66 @@ def test_the_cli_scores_and_parses_in_a_claims_mode(tmp_path, capsys):
     assert [c["text"] for c in parsed["turns"][0]["sentences"][0]["claims"]] == \
         FIXTURE["expected"]["plan"]["recorded_mode"]["claims"]
     assert "verdict" not in parsed["turns"][0]["sentences"][0]["claims"][0]
+
+
+def test_the_sentence_verdict_from_its_claims():
+    from citecheck.core.claims import decide_claims
+    from citecheck.core.model import Judgment, Sentence, unjudged
+
+    sentence = Sentence(index=0, text="A costs two units and B holds.", start=0, end=30, labels=("S1",))
+    yes = Judgment(cited=True, alone={"S1": True}, rest={"S1": False}, faithful=True, judge="t")
+    no = Judgment(cited=False, alone={"S1": False}, rest={"S1": False}, judge="t")
+    elsewhere = Judgment(cited=False, alone={"S1": False}, rest={"S1": False}, elsewhere=("S2",), faithful=True)
+    texts = ("A costs two units.", "B holds.")
+    cases = [((yes, yes), "supported"), ((yes, no), "partially_supported"), ((yes, unjudged("timeout")), "unjudged"),
+             ((no, unjudged("timeout")), "unjudged"), ((elsewhere, elsewhere), "miscited"),
+             ((no, elsewhere), "unsupported"), ((elsewhere, yes), "partially_supported")]
+    for judgments, expected in cases:
+        verdict, claims = decide_claims(sentence, texts, list(judgments))
+        assert verdict.verdict == expected, judgments
+        assert verdict.credited == {"S1": any(c.credited["S1"] for c in claims)}
+    verdict, claims = decide_claims(sentence, texts, [yes, yes], selected=False)
+    assert verdict.verdict == "not_selected" and claims == ()
+
+
+def test_the_sample_in_the_rule_claims_mode(tmp_path):
+    import datetime as dt
+
+    from citecheck import demo
+    from citecheck.judges import read_judge_file
+
+    data = demo.generate(dt.date(2026, 11, 23), 1, turns_per_day=80)
+    files = demo.write_sample(data, tmp_path, claims=True)
+    config = load_config(files.config)
+    assert config.claims_mode == "rules"
+    spec = read_judge_file(files.judge)
+    assert len(spec["judgments"]) > len(data.judgments)  # a row per claim of a split sentence
+    report = score([turn_from_dict(t) for t in data.turns], judge_from_spec(spec), config)
+    out = report.to_json()
+    assert out["metrics"]["micro"]["claims_per_sentence"] > 1 and out["invariant_violations"] == []
+    assert out["stats"]["missing_statements"] <= 0.05 * out["counts"]["check_worthy_claims"]
+    assert demo.config_toml() == demo.config_toml(claims=False) and "[claims]" not in demo.config_toml()
+
+
+def test_compare_adds_the_claim_metrics_when_both_outputs_have_claims(tmp_path):
+    from citecheck.features.compare import compare, format_comparison
+
+    turns = list(FIXTURE["turns"].values())
+    claims = score_dicts(turns, FIXTURE["judge"], _recorded_config(tmp_path))["turns"]
+    sentences = score_dicts(turns, FIXTURE["judge"])["turns"]
+    both = compare(claims, claims)
+    assert both["metrics"]["claim_recall"]["micro"]["base"] == pytest.approx(2 / 5)
+    assert both["metrics"]["claim_recall"]["micro"]["difference"] == 0
+    assert "partially_supported_rate" in format_comparison(both)
+    mixed = compare(sentences, claims)
+    assert "claim_recall" not in mixed["metrics"] and "citation_recall" in mixed["metrics"]
+
+
+def test_the_rule_splitter_gives_the_seed_split_and_its_figures(tmp_path):
+    out = score_dicts([FIXTURE["turns"]["plan"]], FIXTURE["judge"], replace(Config(), claims_mode="rules"))
+    expected = FIXTURE["expected"]["plan"]["recorded_mode"]
+    [sentence] = out["turns"][0]["sentences"]
+    assert [c["text"] for c in sentence["claims"]] == expected["claims"]
+    fractions = _fractions(out)
+    for metric in ("claim_recall", "claim_precision", "claims_per_sentence", "citation_recall", "citation_precision"):
+        assert fractions[metric] == expected[metric], metric

@@ -52,13 +52,16 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     if args.json:
         write_json(rows, None)
         return EXIT_OK
+    from citecheck.core.metrics.display import metric_line
+
     wanted = args.slice or "all"
-    for row in rows:
-        if row["slice_name"] == wanted and row["averaging"] == "micro":
-            value = "null" if row["value"] is None else f"{row['value']:.3f}"
-            ci = "" if row.get("ci_low") is None else f"  95% [{row['ci_low']:.3f}, {row['ci_high']:.3f}]"
-            where = "" if wanted == "all" else f"{row['slice_value']:<10}"
-            print(f"{where}{row['metric']:<34}{value:>8}  ({row['numerator']:g}/{row['denominator']:g}){ci}")
+    values = sorted({r["slice_value"] for r in rows if r["slice_name"] == wanted})
+    for value in values:
+        day_rows = {r["metric"]: r for r in rows
+                    if r["slice_name"] == wanted and r["slice_value"] == value and r["averaging"] == "micro"}
+        prefix = "" if wanted == "all" else f"{value:<10}"
+        for row in day_rows.values():
+            print(prefix + metric_line(row, day_rows))
     return EXIT_OK
 
 
@@ -81,6 +84,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_alerts(args: argparse.Namespace) -> int:
     from citecheck.core.alert_groups import alert_groups, echo_summary, slice_label
+    from citecheck.core.metrics.display import format_value
     from citecheck.warehouse.published import alerts_between
 
     alerts = alerts_between(warehouse(), args.from_, args.to)
@@ -90,7 +94,8 @@ def cmd_alerts(args: argparse.Namespace) -> int:
 
     def line(a: dict, indent: str = "") -> str:
         return (f"{indent}{a['day']}  {a['metric']:<34} {slice_label(a):<30} {a['averaging']:<6}"
-                f"{a['baseline']:>10.4g} -> {a['value']:<10.4g} {a['direction']:<5} {a['rule']}")
+                f"{format_value(a['metric'], a['baseline']):>10} -> {format_value(a['metric'], a['value']):<10} "
+                f"{a['direction']:<5} {a['rule']}")
 
     groups = alert_groups(alerts)
     for group in groups:

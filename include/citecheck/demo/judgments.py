@@ -90,6 +90,42 @@ def judgment_rows(turns: Iterable[Sequence[ExpectedSentence]]) -> list[dict[str,
     return list(rows.values())
 
 
+def with_claim_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows plus one per claim the rule splitter (`[claims] mode = "rules"`) makes of a row's
+    statement, judged as its statement is: the generator writes a compound sentence from one
+    passage's facts, so each of its conjuncts is supported by what supports the whole, and a conjunct
+    of a sentence drawn as unsupported is recorded as unsupported (the generator does not say which
+    half is wrong). A claim that some other statement could also give with another judgment, or
+    that is a statement itself, gets no row of its own (`_judged_claims`): it stays unjudged rather
+    than guessed, and every day's rows agree with the full judge file."""
+    from citecheck.core.claims.rules import split_sentence
+
+    allowed = _judged_claims()
+    out = {row["statement"]: row for row in rows}
+    for row in rows:
+        for claim in split_sentence(row["statement"]):
+            if claim in allowed and claim not in out:
+                out[claim] = {**row, "statement": claim}
+    return list(out.values())
+
+
+@cache
+def _judged_claims() -> frozenset[str]:
+    """Claims of the rule splitter that only one judgment can come with, over every statement the
+    generator can write."""
+    from citecheck.core.claims.rules import split_sentence
+
+    rows = [_row(t, s, j) for t, s, j in _all_rows()]
+    statements = {row["statement"] for row in rows}
+    judged: dict[str, set[str]] = {}
+    for row in rows:
+        judgment = repr((row["supported_by"], row.get("jointly_supported_by")))
+        for claim in split_sentence(row["statement"]):
+            if claim not in statements:
+                judged.setdefault(claim, set()).add(judgment)
+    return frozenset(claim for claim, judgments in judged.items() if len(judgments) == 1)
+
+
 def judge_spec(sample: Sample) -> dict[str, Any]:
     """A recorded judge (SPEC §4) covering every sentence of the sample's valid turns."""
     return {"kind": "recorded", "about": "citecheck bundled sample data (generated)",
@@ -117,4 +153,5 @@ def _all_rows() -> tuple[tuple[str, tuple[str, ...], tuple[tuple[str, ...], ...]
 def full_judge_spec() -> dict[str, Any]:
     """A recorded judge covering every sentence the generator can write, for any dates and seed."""
     about = "citecheck bundled sample data: every statement the generator can write"
-    return {"kind": "recorded", "about": about, "judgments": [_row(t, s, j) for t, s, j in _all_rows()]}
+    return {"kind": "recorded", "about": about,
+            "judgments": with_claim_rows([_row(t, s, j) for t, s, j in _all_rows()])}

@@ -17,6 +17,7 @@ from sqlalchemy.engine import Engine
 
 from citecheck.core.config import Config, load_config
 from citecheck.core.criteria import Criteria, CriteriaError, load_criteria_file, parse_criteria
+from citecheck.core.selection import Selection
 from citecheck.job.validation import DEFAULT_MIN_TURNS, min_turns_setting
 from citecheck.judges import judge_from_spec, read_judge_file
 
@@ -69,6 +70,11 @@ class JobSettings:
         return spec
 
     @property
+    def selection(self) -> Selection:
+        """The judged share of the day's turns and its shards (`citecheck.core.selection`)."""
+        return Selection(self.nli_share, self.salt, self.shards)
+
+    @property
     def run_config_hash(self) -> str:
         """A short hash of everything the output depends on: the scoring rules' hash, the
         effective judge, the judged share, the salt and the unjudged limit. Stored in the
@@ -107,16 +113,22 @@ def settings_from_env(params: Mapping[str, Any] | None = None) -> JobSettings:
     job_section = config.extra.get("job") or {}
     values = {k: _seconds(f"job.{k}", job_section[k]) for k in ("lock_wait_s", "lock_lease_s") if k in job_section}
     values |= {k: v for k, v in params.items() if k in PARAMS and v is not None}
+    values |= {k: _seconds(f"job.{k}", values[k]) for k in ("lock_wait_s", "lock_lease_s") if k in values}
     return replace(JobSettings(judge_spec=spec, config=config, min_turns=min_turns_setting(), criteria=criteria),
                    **values)
 
 
 def _seconds(name: str, value: Any) -> float:
-    """A `[job]` duration in seconds: a non-negative number, else a ConfigError."""
-    from citecheck.core.config import ConfigError
+    """A `[job]` duration in seconds: a finite number, at least 0 (`lock_lease_s`: at least
+    `locks.MIN_LEASE_S`, a lease the renewals can keep), else a ConfigError."""
+    import math
 
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise ConfigError(f"config: {name} must be a number of seconds, at least 0 (got {value!r})")
+    from citecheck.core.config import ConfigError
+    from citecheck.warehouse.locks import MIN_LEASE_S
+
+    floor = MIN_LEASE_S if name == "job.lock_lease_s" else 0.0
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < floor:
+        raise ConfigError(f"config: {name} must be a number of seconds, finite and at least {floor:g} (got {value!r})")
     return float(value)
 
 

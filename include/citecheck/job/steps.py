@@ -22,17 +22,14 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from citecheck.core import pipeline
-from citecheck.core.languages import INVALID_LANGUAGE_TAG
+from citecheck.core import pipeline, records
 from citecheck.core.metrics import MetricAccumulator, SliceCap, full_counts
-from citecheck.core.model import StructuredTurn
+from citecheck.core.repairs import input_repairs, language_repairs, repair_totals
 from citecheck.core.structural import ConversationHistory
 from citecheck.core.turns import turns_from_dicts
-from citecheck.core.verdicts import SentenceVerdict, evidence_windows
 from citecheck.features.suggestions import build_suggestions
 from citecheck.job.settings import JobSettings, build_judge
 from citecheck.job.validation import validate_day
-from citecheck.stats.sampling import sample_fraction
 from citecheck.warehouse import alerts, locks, published, reports, runs, source, staging
 from citecheck.warehouse import tables as T
 from citecheck.warehouse.publish import publish_day
@@ -69,31 +66,24 @@ def holds_day(step: StepCall) -> StepCall:
     @functools.wraps(step)
     def held(run: DayRun, *args: Any) -> Any:
         lease = run.settings.lock_lease_s
-        locks.renew(run.engine, run.day, run.run_id, lease_s=lease)
-        with locks.renewing(run.engine, run.day, run.run_id, lease_s=lease):
+        generation = runs.lock_generation(run.engine, run.run_id)  # the run's fencing token
+        locks.renew(run.engine, run.day, run.run_id, generation, lease_s=lease)
+        with locks.renewing(run.engine, run.day, run.run_id, generation, lease_s=lease):
             return step(run, *args)
 
     return held
 
 
-def take_day(run: DayRun) -> list[str]:
+def take_day(run: DayRun) -> tuple[int, list[str]]:
     """Take the day's lock (waiting up to `lock_wait_s`, else `DayLocked` naming the holder), then
     close the debris of earlier runs that no longer hold it: their open ledger rows become
-    `abandoned` and their staged rows go. Returns the run ids it abandoned."""
-    locks.acquire(run.engine, run.day, run.run_id, wait_s=run.settings.lock_wait_s,
-                  lease_s=run.settings.lock_lease_s, process=run.process_lock)
-    return runs.close_open_runs(run.engine, run.day, keep=run.run_id, status="abandoned",
-                                reason=f"abandoned: stopped without finishing; found by run {run.run_id}")
-
-
-def shard_of(conversation_id: str, shards: int) -> int:
-    """The NLI shard of a conversation (all its turns judge together, so the cache is warm)."""
-    return int(sample_fraction(conversation_id, salt="shard") * shards)
-
-
-def is_selected(turn_id: str, settings: JobSettings) -> bool:
-    """Whether a turn is in the judged share (deterministic per turn id and salt)."""
-    return sample_fraction(turn_id, salt=settings.salt) < settings.nli_share
+    `abandoned` and their staged rows go. Returns the lock's generation (the run's fencing token)
+    and the run ids it abandoned."""
+    generation = locks.acquire(run.engine, run.day, run.run_id, wait_s=run.settings.lock_wait_s,
+                               lease_s=run.settings.lock_lease_s, process=run.process_lock)
+    return generation, runs.close_open_runs(
+        run.engine, run.day, keep=run.run_id, status="abandoned",
+        reason=f"abandoned: stopped without finishing; found by run {run.run_id}")
 
 
 def _timed(run: DayRun, step: str, started: float) -> None:
@@ -103,10 +93,10 @@ def _timed(run: DayRun, step: str, started: float) -> None:
 def extract(run: DayRun) -> dict[str, Any]:
     """Take the day (`take_day`: one run per day at a time), open the run (status running) and
     count the day's source turns."""
-    abandoned = take_day(run)
+    generation, abandoned = take_day(run)
     staging.clean_staging(run.engine, run.run_id)
     runs.open_run(run.engine, run.run_id, run.day, config_hash=run.settings.run_config_hash,
-                  judge=run.settings.judge_spec.get("kind"))
+                  judge=run.settings.judge_spec.get("kind"), lock_generation=generation)
     with run.engine.connect() as conn:
         n = source.count_day_turns(conn, run.day, run.settings.config.timezone)
     return {"run_id": run.run_id, "day": run.day.isoformat(), "turns_in_source": n, "abandoned": abandoned}
@@ -120,7 +110,7 @@ def structural(run: DayRun) -> dict[str, Any]:
     holds the conversations of the current chunk only (plus their labels from before the day,
     fetched per chunk), and staged rows and skips are written chunk by chunk.
     """
-    cfg, settings = run.settings.config, run.settings
+    cfg, selection = run.settings.config, run.settings.selection
     started = time.perf_counter()
     staging.reset(run.engine, run.run_id, (T.stage_turns, T.stage_skipped))
     history = ConversationHistory()
@@ -137,11 +127,11 @@ def structural(run: DayRun) -> dict[str, Any]:
             turns, skipped = turns_from_dicts(batch, cfg.max_answer_chars)
             repairs.update(input_repairs(batch, turns, cfg))
             staged = []
-            for st in pipeline.structure_turns(turns, cfg, history):
-                if st.language_repair:  # a logged language tag that is not BCP 47: detected instead
-                    repairs[st.language_repair] += 1
-                selected = is_selected(st.turn_id, settings)
-                shard = shard_of(st.turn.conversation_id, settings.shards)
+            built = list(pipeline.structure_turns(turns, cfg, history))
+            repairs.update(language_repairs(built))
+            for st in built:
+                selected = selection.selected(st.turn_id)
+                shard = selection.shard(st.turn.conversation_id)
                 if selected:
                     shards_used.add(shard)
                     counts["turns_selected"] += 1
@@ -153,30 +143,10 @@ def structural(run: DayRun) -> dict[str, Any]:
                 open_conversation = turns[-1].conversation_id
             history.keep_only(open_conversation)
     counts["turns_scored"] = counts["turns_read"] - counts["turns_skipped"]
-    repaired = {"replaced_characters": 0, "zoneless_timestamps": 0, "malformed_markers": 0,
-                INVALID_LANGUAGE_TAG: 0, **repairs}
+    repaired = repair_totals(repairs)
     runs.record_stats(run.engine, run.run_id, {"input_repairs": repaired})
     _timed(run, "structural", started)
     return {**counts, "shards": sorted(shards_used), "input_repairs": repaired}
-
-
-def input_repairs(rows: Sequence[Mapping[str, Any]], turns: Sequence[Any], config: Any) -> Counter[str]:
-    """What the input needed and got, for a chunk of the day: characters the load replaced (NUL,
-    lone surrogates → U+FFFD), timestamps without a zone (per zone assumed: `zoneless_timestamps`
-    and `assumed_zone:<zone>`), and markers opened but never closed in the scored answers."""
-    from citecheck.core.parsing import malformed_markers
-
-    out: Counter[str] = Counter()
-    for row in rows:
-        repairs = row.get("input_repairs") or {}
-        out["replaced_characters"] += int(repairs.get("replaced_characters") or 0)
-        if zone := repairs.get("assumed_zone"):
-            out["zoneless_timestamps"] += 1
-            out[f"assumed_zone:{zone}"] += 1
-    for turn in turns:
-        if turn.answer_format == "markers":  # a native format's citations are structured, not typed
-            out["malformed_markers"] += malformed_markers(turn.answer, config)
-    return out
 
 
 @holds_day
@@ -267,16 +237,15 @@ def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalatio
             for v in scored.verdicts:
                 if v.judgment is not None and v.judgment.judge_version:
                     judge_versions.add(f"{v.judgment.judge}:{v.judgment.judge_version}")
-                sentence_rows.append(sentence_row(run, st, v))
-                citation_rows.extend({"run_id": run.run_id, "day": run.day, "turn_id": st.turn_id,
-                                      "sentence_index": v.sentence.index, **c} for c in pipeline.citation_records(v))
-                suggestion_rows.extend({"run_id": run.run_id, "day": run.day, **r}
-                                       for r in build_suggestions(st.turn_id, v, st.turn.context))
-        staging.stage_verdict_rows(run.engine, sentence_rows, citation_rows)
-        staging.stage_rows(run.engine, T.stage_recite_suggestions, suggestion_rows)
+                sentence_rows.append(records.sentence_row(v, st.turn_id, st.turn.conversation_id, st.language,
+                                                          st.language_source))
+                citation_rows.extend(records.citation_rows(v, st.turn_id))
+                suggestion_rows.extend(build_suggestions(st.turn_id, v, st.turn.context))
+        staging.stage_verdict_rows(run.engine, run.run_id, run.day, sentence_rows, citation_rows)
+        staging.stage_rows(run.engine, T.stage_recite_suggestions, suggestion_rows, run.run_id, run.day)
     now = dt.datetime.now(dt.UTC)
-    metric_rows = [{"run_id": run.run_id, "day": run.day, **row, "computed_at": now} for row in acc.rows()]
-    staging.stage_rows(run.engine, T.stage_daily_metrics, metric_rows)
+    metric_rows = [{**row, "computed_at": now} for row in acc.rows()]
+    staging.stage_rows(run.engine, T.stage_daily_metrics, metric_rows, run.run_id, run.day)
     counts = full_counts(acc.counts())
     versions = ",".join(sorted(judge_versions))[:T.JUDGE_VERSIONS_CHARS]
     runs.record_judged(run.engine, run.run_id, judge_stats=jsonable(merge_judge_stats(shard_results, escalation)),
@@ -298,19 +267,6 @@ def slice_cap(run: DayRun) -> SliceCap:
     return cap
 
 
-def sentence_row(run: DayRun, st: StructuredTurn, v: SentenceVerdict) -> dict[str, Any]:
-    """A `sentence_verdicts` row: `pipeline.sentence_record` keyed by the run and the day, with the
-    turn's language."""
-    record = pipeline.sentence_record(v)
-    fields = {k: record[k] for k in (*pipeline.STRUCTURAL_FIELDS, *pipeline.VERDICT_FIELDS) if k != "index"}
-    reason = fields.pop("unjudged_reason") or record["non_claim_reason"]
-    llm, first = record["llm"], record["first_stage"]
-    return {"run_id": run.run_id, "day": run.day, "turn_id": st.turn_id, "sentence_index": v.sentence.index,
-            "conversation_id": st.turn.conversation_id, **fields, "reason": reason,
-            "llm": jsonable(llm) if llm else None, "first_stage": jsonable(first) if first else None,
-            "best_windows": evidence_windows(v), "language": st.language, "language_source": st.language_source}
-
-
 @holds_day
 def validate(run: DayRun) -> dict[str, Any]:
     """Great Expectations on the staged day; a failure is stored with the run and raised."""
@@ -324,8 +280,10 @@ def validate(run: DayRun) -> dict[str, Any]:
         row.pop("computed_at", None)
     result = validate_day(rows, run_counts, unjudged_limit=run.settings.unjudged_limit,
                           min_turns=run.settings.min_turns)
-    runs.record_validation(run.engine, run.run_id, success=result.success, results=result.results,
-                           turn_counts=turn_counts, error=None if result.success else result.summary())
+    if not runs.record_validation(run.engine, run.run_id, success=result.success, results=result.results,
+                                  turn_counts=turn_counts, error=None if result.success else result.summary()):
+        raise locks.DayLocked(run.day, run.run_id, None, reason=(
+            f"is {runs.run_status(run.engine, run.run_id)}, no longer running (another run closed it)"))
     _timed(run, "validate", started)
     if not result.success:  # the verdict stays in `runs`; the staged rows would only pile up
         staging.clean_staging(run.engine, run.run_id)
@@ -336,20 +294,24 @@ def validate(run: DayRun) -> dict[str, Any]:
             if isinstance(result.results, dict) else None}
 
 
-@holds_day
 def publish(run: DayRun) -> dict[str, int]:
     """Replace the day in one transaction, then clean this run's staging.
 
-    A retry after the staging was cleaned (the task died after its commit) changes nothing:
-    republishing the emptied staging would wipe the day.
+    A retry after the staging was cleaned (the task died after its commit) changes nothing and
+    needs no lock: republishing the emptied staging would wipe the day.
     """
     status = runs.run_status(run.engine, run.run_id)
     with run.engine.connect() as conn:
         if status == "published" and not staging.has_staging(conn, run.run_id):
             return published.published_row_counts(conn, run.day)
+    return _publish_staged(run, status)
+
+
+@holds_day
+def _publish_staged(run: DayRun, status: str | None) -> dict[str, int]:
     if status not in ("validated", "published"):
         raise ValidationFailed(f"run {run.run_id} has status {status!r}; only a validated run is published")
-    counts = publish_day(run.engine, run.day, run.run_id)
+    counts = publish_day(run.engine, run.day, run.run_id, runs.lock_generation(run.engine, run.run_id))
     staging.clean_staging(run.engine, run.run_id)
     return counts
 
@@ -413,6 +375,7 @@ def record_run(run: DayRun, published_rows: Mapping[str, int]) -> dict[str, Any]
 
 STEP_NAMES = ("extract", "structural", "judge_shard", "escalate", "aggregate", "validate", "publish", "monitor",
               "report", "record_run")
+AFTER_PUBLISH = STEP_NAMES[STEP_NAMES.index("publish") + 1:]  # marked in `runs.completed_steps`
 
 
 def _call_directly(_name: str, step: StepCall, *args: Any) -> Any:
@@ -442,10 +405,11 @@ def complete_published(run: DayRun) -> dict[str, Any]:
     day is published with): take the day, remove leftover staging, and run the steps after the
     commit it has not completed (`runs.missing_after_publish`), so the report and alerts match the
     rows. Returns the steps it completed (none when the run had finished)."""
-    missing = runs.missing_after_publish(run.engine, run.run_id)
+    missing = runs.missing_after_publish(run.engine, run.run_id, AFTER_PUBLISH)
     if not missing:
         return {"run_id": run.run_id, "completed": []}
-    take_day(run)
+    generation, _ = take_day(run)
+    runs.record_lock_generation(run.engine, run.run_id, generation)
     staging.clean_staging(run.engine, run.run_id)
     out: dict[str, Any] = {"run_id": run.run_id, "completed": missing}
     for name in missing:

@@ -58,6 +58,7 @@ from citecheck.core.metrics.definitions import (
     UNCHECKED,
     Metric,
     Watch,
+    count_keys,
     in_report,
     metric,
 )
@@ -104,7 +105,7 @@ __all__ = [
     "ScoredTurn",
     "SliceCap",
     "Watch",
-    "cited_chars",
+    "cited_chars", "count_keys",
     "f1",
     "f1_value",
     "full_counts",
