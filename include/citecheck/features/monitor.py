@@ -206,7 +206,7 @@ def as_monitor_settings(settings: Any) -> MonitorSettings:
 def assess_day(day: dt.date, run_id: str, rows: Sequence[Mapping[str, Any]], history_days: Sequence[dt.date],
                ms: MonitorSettings) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """(alerts, stats) of the published `day` against its history: `rows` are the published metric
-    rows (`citecheck.warehouse.published.metric_rows`) of `history_days` and of the day, for the
+    rows (`citecheck.warehouse.read_model.metric_rows`) of `history_days` and of the day, for the
     monitored metrics and averagings. Pure: the job's monitor step reads and stores."""
     by_day: dict[dt.date, dict[tuple[str, str, str, str], Mapping[str, Any]]] = {d: {} for d in (*history_days, day)}
     for row in rows:

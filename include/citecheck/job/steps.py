@@ -30,7 +30,7 @@ from citecheck.core.turns import turns_from_dicts
 from citecheck.features.suggestions import build_suggestions
 from citecheck.job.settings import JobSettings, build_judge
 from citecheck.job.validation import validate_day
-from citecheck.warehouse import alerts, locks, published, reports, runs, source, staging
+from citecheck.warehouse import alerts, locks, read_model, reports, runs, source, staging
 from citecheck.warehouse import tables as T
 from citecheck.warehouse.publish import publish_day
 from citecheck.warehouse.serialize import jsonable
@@ -104,7 +104,7 @@ def extract(run: DayRun) -> dict[str, Any]:
 
 @holds_day
 def structural(run: DayRun) -> dict[str, Any]:
-    """Parse and check every turn of the day; stage structured turns and skips.
+    """Parse and check every turn of the day; write the structured turns and skips to staging.
 
     Streams in chunks with flat memory: the extract is ordered by conversation, so the history
     holds the conversations of the current chunk only (plus their labels from before the day,
@@ -173,7 +173,7 @@ def escalate(run: DayRun) -> dict[str, Any]:
     started = time.perf_counter()
     cascade = build_judge(run.engine, run.settings, run.run_id, stage="all",
                           anthropic_api_key=run.anthropic_api_key)
-    staging.drop_judgments(run.engine, run.run_id, stage=staging.FINAL)
+    staging.drop_judgments(run.engine, run.run_id, judge_stage=staging.FINAL)
     items, firsts = [], []
     for batch in staging.staged_turns(run.engine, run.run_id, selected_only=True, chunk=ESCALATE_CHUNK):
         span = (batch[0][0].turn_id, batch[-1][0].turn_id)
@@ -212,7 +212,7 @@ def _is_number(value: Any) -> bool:
 @holds_day
 def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalation: Mapping[str, Any]
               ) -> dict[str, Any]:
-    """Decide every verdict, stage sentence and citation rows, compute the day's metric rows."""
+    """Decide every verdict, write sentence and citation rows to staging, compute the day's metric rows."""
     started = time.perf_counter()
     staging.reset(run.engine, run.run_id, (T.stage_sentence_verdicts, T.stage_citation_verdicts,
                                            T.stage_daily_metrics, T.stage_recite_suggestions))
@@ -303,7 +303,7 @@ def publish(run: DayRun) -> dict[str, int]:
     status = runs.run_status(run.engine, run.run_id)
     with run.engine.connect() as conn:
         if status == "published" and not staging.has_staging(conn, run.run_id):
-            return published.published_row_counts(conn, run.day)
+            return read_model.published_row_counts(conn, run.day)
     return _publish_staged(run, status)
 
 
@@ -332,8 +332,8 @@ def monitor_day(engine: Engine, day: dt.date, run_id: str, settings: Any) -> dic
     from citecheck.features.monitor import as_monitor_settings, assess_day
 
     ms = as_monitor_settings(settings)
-    history = published.published_days_before(engine, day, ms.history_days)
-    rows = published.metric_rows(engine, history[0] if history else day, day, days=[*history, day],
+    history = read_model.published_days_before(engine, day, ms.history_days)
+    rows = read_model.metric_rows(engine, history[0] if history else day, day, days=[*history, day],
                                  metrics=ms.metrics, averaging=ms.averaging)
     day_alerts, stats = assess_day(day, run_id, rows, history, ms)
     alerts.replace_alerts(engine, day, run_id, day_alerts)
@@ -415,7 +415,7 @@ def complete_published(run: DayRun) -> dict[str, Any]:
     for name in missing:
         if name == "record_run":
             with run.engine.connect() as conn:
-                out[name] = record_run(run, published.published_row_counts(conn, run.day))
+                out[name] = record_run(run, read_model.published_row_counts(conn, run.day))
         else:
             out[name] = {"monitor": monitor, "report": report}[name](run)
     return out

@@ -18,7 +18,7 @@ from citecheck.core.text import find_span
 from citecheck.core.vocabulary import BAD_VERDICTS
 from citecheck.judges.llm.verify import verified_quotes
 from citecheck.judges.nli.settings import is_chunk_version
-from citecheck.warehouse import published, source
+from citecheck.warehouse import read_model, source
 from citecheck.warehouse import tables as T
 
 # what each section shows: the registry's `report` field (`core.metrics.definitions`)
@@ -110,28 +110,28 @@ def gather(engine: Engine, day: dt.date, trend_days: int = 28, *, flagged_limit:
     if trend_days < 1:
         raise ReportError(f"--days must be at least 1 (got {trend_days})")
     day_from = day - dt.timedelta(days=trend_days - 1)
-    today = published.metric_rows(engine, day, day, averaging=MICRO, slice_name="all")
+    today = read_model.metric_rows(engine, day, day, averaging=MICRO, slice_name="all")
     if not today:
         raise ReportError(f"no published metrics for {day.isoformat()}: run the job for that day first")
     by_metric = {r["metric"]: r for r in today}
     native, pointer_problems = native_rows(today)
-    flagged = published.flagged_sentences(engine, day, BAD_VERDICTS, flagged_limit)
+    flagged = read_model.flagged_sentences(engine, day, BAD_VERDICTS, flagged_limit)
     passages = source.passages_by_label(engine, (r["turn_id"] for r in flagged))
     return ReportData(
         day=day,
         trend_days=trend_days,
-        run=published.published_run(engine, day),
+        run=read_model.published_run(engine, day),
         headline=[by_metric[m] for m in REPORT_TILE_METRICS if m in by_metric],
         all_metrics=today,
-        history=published.metric_rows(engine, day_from, day, averaging=MICRO,
+        history=read_model.metric_rows(engine, day_from, day, averaging=MICRO,
                                       metrics=(*REPORT_TILE_METRICS, *AGREEMENT_METRICS), slice_name="all"),
-        slices=published.metric_rows(engine, day, day, averaging=MICRO, metrics=SLICE_METRICS, exclude_slice="all"),
+        slices=read_model.metric_rows(engine, day, day, averaging=MICRO, metrics=SLICE_METRICS, exclude_slice="all"),
         agreement=[by_metric[m] for m in AGREEMENT_METRICS if m in by_metric],
         reader=[by_metric[m] for m in READER_METRICS if m in by_metric],
         flagged=[FlaggedSentence(r, evidence_for(r, passages.get(r["turn_id"], {}))) for r in flagged],
-        alerts=published.alerts_between(engine, day, day),
-        suggestions=published.day_suggestions(engine, day),
-        judge_quality=published.judge_quality_for(engine, day),
+        alerts=read_model.alerts_between(engine, day, day),
+        suggestions=read_model.day_suggestions(engine, day),
+        judge_quality=read_model.judge_quality_for(engine, day),
         interval_columns=T.METRIC_INTERVAL_COLUMNS,
         native=native,
         pointer_problems=pointer_problems,

@@ -48,7 +48,7 @@ def _turn_value(t: Turn, name: str) -> Any:
 
 def structured_to_dict(st: StructuredTurn) -> dict[str, Any]:
     """What `dataclasses.asdict` gives (same keys, order and values), built field by field:
-    asdict recurses and deep-copies every value, which was half the structural stage's time
+    asdict recurses and deep-copies every value, which was half the structural step's time
     (this runs for 100% of turns). Field values are immutable (str, int, tuples of str) except
     `attributes`, which is copied."""
     t = st.turn

@@ -25,7 +25,7 @@ from citecheck.warehouse.serialize import (
     structured_to_dict,
 )
 
-FIRST, FINAL = "first", "final"  # judgment stages: the first-stage judge, and the LLM over it
+FIRST, FINAL = "first", "final"  # judge stages (the `stage` column): the first-stage judge, the LLM over it
 
 
 def reset(engine: Engine, run_id: str, tables: Sequence[sa.Table]) -> None:
@@ -80,12 +80,12 @@ def staged_turns(engine: Engine, run_id: str, *, shard: int | None = None, selec
             yield [(structured_from_dict(r[0]), bool(r[1])) for r in rows]
 
 
-def drop_judgments(engine: Engine, run_id: str, *, stage: str | None = None, shard: int | None = None) -> None:
-    """Delete the run's staged judgments of one stage, or of one shard's turns."""
+def drop_judgments(engine: Engine, run_id: str, *, judge_stage: str | None = None, shard: int | None = None) -> None:
+    """Delete the run's staged judgments of one judge stage, or of one shard's turns."""
     c = T.stage_judgments.c
     q = T.stage_judgments.delete().where(c.run_id == run_id)
-    if stage is not None:
-        q = q.where(c.stage == stage)
+    if judge_stage is not None:
+        q = q.where(c.stage == judge_stage)
     if shard is not None:
         q = q.where(c.turn_id.in_(sa.select(T.stage_turns.c.turn_id).where(
             T.stage_turns.c.run_id == run_id, T.stage_turns.c.shard == shard)))
@@ -93,10 +93,10 @@ def drop_judgments(engine: Engine, run_id: str, *, stage: str | None = None, sha
         conn.execute(q)
 
 
-def stage_judgments(engine: Engine, run_id: str, stage: str, judged: Iterable[tuple[tuple[str, int], Judgment]]
+def stage_judgments(engine: Engine, run_id: str, judge_stage: str, judged: Iterable[tuple[tuple[str, int], Judgment]]
                     ) -> int:
-    """Stage ((turn id, sentence index), judgment) pairs of one stage; how many."""
-    rows = [{"run_id": run_id, "turn_id": key[0], "sentence_index": key[1], "stage": stage,
+    """Write ((turn id, sentence index), judgment) pairs of one judge stage to staging; how many."""
+    rows = [{"run_id": run_id, "turn_id": key[0], "sentence_index": key[1], "stage": judge_stage,
              "judgment": judgment_to_dict(j)} for key, j in judged]
     if rows:
         with engine.begin() as conn:
@@ -104,13 +104,13 @@ def stage_judgments(engine: Engine, run_id: str, stage: str, judged: Iterable[tu
     return len(rows)
 
 
-def staged_judgments(engine: Engine, run_id: str, stage: str, turn_range: tuple[str, str] | None = None
+def staged_judgments(engine: Engine, run_id: str, judge_stage: str, turn_range: tuple[str, str] | None = None
                      ) -> dict[tuple[str, int], Judgment]:
     """Staged judgments of one stage, keyed (turn, sentence): of the run, or of the turns from
     `turn_range[0]` to `turn_range[1]` (a chunk of `staged_turns`, which is ordered by turn id,
     so the range holds exactly the chunk's turns, compared in the database's own collation)."""
     c = T.stage_judgments.c
-    q = sa.select(c.turn_id, c.sentence_index, c.judgment).where(c.run_id == run_id, c.stage == stage)
+    q = sa.select(c.turn_id, c.sentence_index, c.judgment).where(c.run_id == run_id, c.stage == judge_stage)
     if turn_range is not None:
         q = q.where(c.turn_id >= turn_range[0], c.turn_id <= turn_range[1])
     with engine.connect() as conn:

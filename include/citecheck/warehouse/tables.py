@@ -341,15 +341,15 @@ stage_skipped = Table(
 )
 
 
-def _stage_copy(name: str, columns: list[Column]) -> Table:
+def _staged_copy(name: str, columns: list[Column]) -> Table:
     return Table(name, metadata, Column("run_id", String(64), primary_key=True), Column("day", Date, nullable=False),
                  *columns)
 
 
-stage_sentence_verdicts = _stage_copy("stage_sentence_verdicts", _sentence_columns())
-stage_citation_verdicts = _stage_copy("stage_citation_verdicts", _citation_columns())
-stage_daily_metrics = _stage_copy("stage_daily_metrics", _metric_columns())
-stage_recite_suggestions = _stage_copy("stage_recite_suggestions", _suggestion_columns())
+stage_sentence_verdicts = _staged_copy("stage_sentence_verdicts", _sentence_columns())
+stage_citation_verdicts = _staged_copy("stage_citation_verdicts", _citation_columns())
+stage_daily_metrics = _staged_copy("stage_daily_metrics", _metric_columns())
+stage_recite_suggestions = _staged_copy("stage_recite_suggestions", _suggestion_columns())
 
 # --- the NLI judgment cache (SPEC §4): kept across runs, never part of a day -------------
 judgment_cache = Table(
@@ -436,6 +436,9 @@ calibrated_metrics = Table(
     comment="judge-only, human-only and prediction-powered (human-calibrated) metrics of a period",
 )
 
+# Each published output table and its staging copy (`stage_*`: one run's rows until the publish).
+# Words: a *step* is one unit of the job's sequence, the *staging* tables hold a run's rows between
+# steps, a judge *stage* is the cascade's first stage or its final (LLM) one, never more.
 OUTPUT_TABLES = {
     "sentence_verdicts": (sentence_verdicts, stage_sentence_verdicts),
     "citation_verdicts": (citation_verdicts, stage_citation_verdicts),

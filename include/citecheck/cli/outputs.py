@@ -46,7 +46,7 @@ def add_suggestions(sub: Any) -> None:
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
-    from citecheck.warehouse.published import day_metrics
+    from citecheck.warehouse.read_model import day_metrics
 
     rows = day_metrics(warehouse(), args.day)
     if args.json:
@@ -85,7 +85,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_alerts(args: argparse.Namespace) -> int:
     from citecheck.core.alert_groups import alert_groups, echo_summary, slice_label
     from citecheck.core.metrics.display import format_value
-    from citecheck.warehouse.published import alerts_between
+    from citecheck.warehouse.read_model import alerts_between
 
     alerts = alerts_between(warehouse(), args.from_, args.to)
     if args.json:  # every stored alert, each with its group_id and whether it is folded
@@ -115,7 +115,7 @@ def cmd_alerts(args: argparse.Namespace) -> int:
 def cmd_suggestions(args: argparse.Namespace) -> int:
     import csv
 
-    from citecheck.warehouse.published import SUGGESTION_COLUMNS, day_suggestions
+    from citecheck.warehouse.read_model import SUGGESTION_COLUMNS, day_suggestions
 
     rows = day_suggestions(warehouse(), args.day)
     if args.format == "json":
