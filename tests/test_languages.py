@@ -176,7 +176,8 @@ def test_detection_on_short_answers_is_right_for_nearly_all():
 @pytest.mark.parametrize(("answer", "passage", "locale", "amount"), [
     ("Hotelkosten werden bis zu 1.250,50 € erstattet, vgl. Abs. 1 [S1].", "Abs. 1: bis 1.250,50 € je Reise.",
      "de-DE", "1250.5 EUR"),
-    ("宿泊費は1泊15,000円まで精算できます[S1]。", "第4条：宿泊費は１泊１５，０００円まで精算できます。", "ja-JP", "15000 JPY"),
+    ("宿泊費は1泊15,000円まで精算できます[S1]。", "第4条：宿泊費は１泊１５，０００円まで精算できます。",
+     "ja-JP", "15000 JPY"),
     ("Hotelkosten werden bis zu 1.250,50 € erstattet, vgl. Abs. 1 [S1].", "Abs. 1: bis 1.250,50 € je Reise.",
      "", "1250.5 EUR"),  # no locale: the detected language reads the decimal comma
 ])
