@@ -215,7 +215,8 @@ def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalatio
     """Decide every verdict, write sentence and citation rows to staging, compute the day's metric rows."""
     started = time.perf_counter()
     staging.reset(run.engine, run.run_id, (T.stage_sentence_verdicts, T.stage_citation_verdicts,
-                                           T.stage_daily_metrics, T.stage_recite_suggestions))
+                                           T.stage_daily_metrics, T.stage_recite_suggestions,
+                                           T.stage_claim_verdicts, T.stage_claim_citation_verdicts))
     acc = MetricAccumulator(run.settings.config, cap=slice_cap(run))
     judge_versions: set[str] = set()
     with run.engine.connect() as conn:  # no reader event for the day at all: its reader metrics are null
@@ -230,6 +231,8 @@ def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalatio
         sentence_rows: list[dict[str, Any]] = []
         citation_rows: list[dict[str, Any]] = []
         suggestion_rows: list[dict[str, Any]] = []
+        claim_rows: list[dict[str, Any]] = []
+        link_rows: list[dict[str, Any]] = []
         for st, selected in batch:
             scored = pipeline.decide_turn(st, judgments, selected=selected, reader_events=tuple(
                 events.get(st.turn_id, ())) if reader_logged else None)
@@ -241,7 +244,11 @@ def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalatio
                                                           st.language_source))
                 citation_rows.extend(records.citation_rows(v, st.turn_id))
                 suggestion_rows.extend(build_suggestions(st.turn_id, v, st.turn.context))
-        staging.stage_verdict_rows(run.engine, run.run_id, run.day, sentence_rows, citation_rows)
+            claims, links = records.claim_rows(scored)  # a claims mode's claims and links (none otherwise)
+            claim_rows.extend(claims)
+            link_rows.extend(links)
+        staging.stage_verdict_rows(run.engine, run.run_id, run.day, sentence_rows, citation_rows, claim_rows,
+                                   link_rows)
         staging.stage_rows(run.engine, T.stage_recite_suggestions, suggestion_rows, run.run_id, run.day)
     now = dt.datetime.now(dt.UTC)
     metric_rows = [{**row, "computed_at": now} for row in acc.rows()]

@@ -79,6 +79,54 @@ COMMENT ON COLUMN citation_verdicts.pointer_problem IS 'native citations: the po
 
 COMMENT ON COLUMN citation_verdicts.unverified IS 'native citations: the fields the job could not verify, comma-joined (e.g. cited_text)';
 
+CREATE TABLE IF NOT EXISTS claim_citation_verdicts (
+	day DATE NOT NULL,
+	turn_id VARCHAR(200) NOT NULL,
+	sentence_index INTEGER NOT NULL,
+	claim_index INTEGER NOT NULL,
+	label VARCHAR(200) NOT NULL,
+	status VARCHAR(20),
+	alone BOOLEAN,
+	rest BOOLEAN,
+	credited BOOLEAN,
+	run_id VARCHAR(64) NOT NULL,
+	config_hash VARCHAR(32) NOT NULL,
+	judge_versions VARCHAR(400),
+	PRIMARY KEY (day, turn_id, sentence_index, claim_index, label)
+);
+
+COMMENT ON TABLE claim_citation_verdicts IS 'A claims mode: one row per link, a (claim, label) pair';
+
+CREATE TABLE IF NOT EXISTS claim_verdicts (
+	day DATE NOT NULL,
+	turn_id VARCHAR(200) NOT NULL,
+	sentence_index INTEGER NOT NULL,
+	claim_index INTEGER NOT NULL,
+	conversation_id VARCHAR(200),
+	text TEXT,
+	labels JSON,
+	verdict VARCHAR(40),
+	score FLOAT,
+	supported_elsewhere_by VARCHAR(400),
+	judge VARCHAR(40),
+	judge_version VARCHAR(400),
+	reason TEXT,
+	run_id VARCHAR(64) NOT NULL,
+	config_hash VARCHAR(32) NOT NULL,
+	judge_versions VARCHAR(400),
+	PRIMARY KEY (day, turn_id, sentence_index, claim_index)
+);
+
+COMMENT ON TABLE claim_verdicts IS 'A claims mode (SPEC 2.1): one row per claim of a check-worthy sentence; empty in sentence mode';
+
+COMMENT ON COLUMN claim_verdicts.text IS 'the claim as the judge saw it (a standalone sentence)';
+
+COMMENT ON COLUMN claim_verdicts.labels IS 'its sentence''s labels (JSON list): every claim carries them all';
+
+COMMENT ON COLUMN claim_verdicts.verdict IS 'supported, miscited, uncited_supported, unsupported, unjudged, not_selected, partial, contradicted';
+
+COMMENT ON COLUMN claim_verdicts.reason IS 'why unjudged';
+
 CREATE TABLE IF NOT EXISTS daily_metrics (
 	day DATE NOT NULL,
 	slice_name VARCHAR(200) NOT NULL,
@@ -463,6 +511,46 @@ CREATE TABLE IF NOT EXISTS stage_citation_verdicts (
 COMMENT ON COLUMN stage_citation_verdicts.pointer_problem IS 'native citations: the pointer problem kind that makes the label unknown (docs/metrics.md)';
 
 COMMENT ON COLUMN stage_citation_verdicts.unverified IS 'native citations: the fields the job could not verify, comma-joined (e.g. cited_text)';
+
+CREATE TABLE IF NOT EXISTS stage_claim_citation_verdicts (
+	run_id VARCHAR(64) NOT NULL,
+	day DATE NOT NULL,
+	turn_id VARCHAR(200) NOT NULL,
+	sentence_index INTEGER NOT NULL,
+	claim_index INTEGER NOT NULL,
+	label VARCHAR(200) NOT NULL,
+	status VARCHAR(20),
+	alone BOOLEAN,
+	rest BOOLEAN,
+	credited BOOLEAN,
+	PRIMARY KEY (run_id, turn_id, sentence_index, claim_index, label)
+);
+
+CREATE TABLE IF NOT EXISTS stage_claim_verdicts (
+	run_id VARCHAR(64) NOT NULL,
+	day DATE NOT NULL,
+	turn_id VARCHAR(200) NOT NULL,
+	sentence_index INTEGER NOT NULL,
+	claim_index INTEGER NOT NULL,
+	conversation_id VARCHAR(200),
+	text TEXT,
+	labels JSON,
+	verdict VARCHAR(40),
+	score FLOAT,
+	supported_elsewhere_by VARCHAR(400),
+	judge VARCHAR(40),
+	judge_version VARCHAR(400),
+	reason TEXT,
+	PRIMARY KEY (run_id, turn_id, sentence_index, claim_index)
+);
+
+COMMENT ON COLUMN stage_claim_verdicts.text IS 'the claim as the judge saw it (a standalone sentence)';
+
+COMMENT ON COLUMN stage_claim_verdicts.labels IS 'its sentence''s labels (JSON list): every claim carries them all';
+
+COMMENT ON COLUMN stage_claim_verdicts.verdict IS 'supported, miscited, uncited_supported, unsupported, unjudged, not_selected, partial, contradicted';
+
+COMMENT ON COLUMN stage_claim_verdicts.reason IS 'why unjudged';
 
 CREATE TABLE IF NOT EXISTS stage_daily_metrics (
 	run_id VARCHAR(64) NOT NULL,

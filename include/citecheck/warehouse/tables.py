@@ -183,6 +183,39 @@ def _citation_columns() -> list[Column]:
     ]
 
 
+def _claim_columns() -> list[Column]:
+    """A claim of a check-worthy sentence (SPEC §2.1, a claims mode): judged as a sentence is."""
+    return [
+        Column("turn_id", _id(), primary_key=True),
+        Column("sentence_index", Integer, primary_key=True),
+        Column("claim_index", Integer, primary_key=True),
+        Column("conversation_id", _id()),
+        Column("text", Text, comment="the claim as the judge saw it (a standalone sentence)"),
+        Column("labels", JSON, comment="its sentence's labels (JSON list): every claim carries them all"),
+        Column("verdict", String(40), comment="supported, miscited, uncited_supported, unsupported, unjudged, "
+                                              "not_selected, partial, contradicted"),
+        Column("score", Float),
+        Column("supported_elsewhere_by", String(400)),
+        Column("judge", String(40)),
+        Column("judge_version", String(400)),
+        Column("reason", Text, comment="why unjudged"),
+    ]
+
+
+def _claim_citation_columns() -> list[Column]:
+    """A link: one (claim, label) pair (SPEC §2.1)."""
+    return [
+        Column("turn_id", _id(), primary_key=True),
+        Column("sentence_index", Integer, primary_key=True),
+        Column("claim_index", Integer, primary_key=True),
+        Column("label", _id(), primary_key=True),
+        Column("status", String(20)),
+        Column("alone", Boolean),
+        Column("rest", Boolean),
+        Column("credited", Boolean),
+    ]
+
+
 def _metric_columns() -> list[Column]:
     return [
         Column("slice_name", String(200), primary_key=True),
@@ -236,6 +269,12 @@ sentence_verdicts = Table("sentence_verdicts", metadata, *_day_keys(*_sentence_c
 citation_verdicts = Table("citation_verdicts", metadata, *_day_keys(*_citation_columns()), *_run_columns())
 daily_metrics = Table("daily_metrics", metadata, *_day_keys(*_metric_columns()), *_run_columns())
 skipped_turns = Table("skipped_turns", metadata, *_day_keys(*_skipped_columns()), *_run_columns())
+claim_verdicts = Table(
+    "claim_verdicts", metadata, *_day_keys(*_claim_columns()), *_run_columns(),
+    comment="A claims mode (SPEC 2.1): one row per claim of a check-worthy sentence; empty in sentence mode")
+claim_citation_verdicts = Table(
+    "claim_citation_verdicts", metadata, *_day_keys(*_claim_citation_columns()), *_run_columns(),
+    comment="A claims mode: one row per link, a (claim, label) pair")
 recite_suggestions = Table(
     "recite_suggestions", metadata, *_day_keys(*_suggestion_columns()), *_run_columns(),
     comment="For each miscited sentence the passage(s) that support it; for each uncited but supported one, "
@@ -350,6 +389,8 @@ stage_sentence_verdicts = _staged_copy("stage_sentence_verdicts", _sentence_colu
 stage_citation_verdicts = _staged_copy("stage_citation_verdicts", _citation_columns())
 stage_daily_metrics = _staged_copy("stage_daily_metrics", _metric_columns())
 stage_recite_suggestions = _staged_copy("stage_recite_suggestions", _suggestion_columns())
+stage_claim_verdicts = _staged_copy("stage_claim_verdicts", _claim_columns())
+stage_claim_citation_verdicts = _staged_copy("stage_claim_citation_verdicts", _claim_citation_columns())
 
 # --- the NLI judgment cache (SPEC §4): kept across runs, never part of a day -------------
 judgment_cache = Table(
@@ -443,8 +484,10 @@ OUTPUT_TABLES = {
     "sentence_verdicts": (sentence_verdicts, stage_sentence_verdicts),
     "citation_verdicts": (citation_verdicts, stage_citation_verdicts),
     "daily_metrics": (daily_metrics, stage_daily_metrics),
+    "claim_verdicts": (claim_verdicts, stage_claim_verdicts),
+    "claim_citation_verdicts": (claim_citation_verdicts, stage_claim_citation_verdicts),
     "recite_suggestions": (recite_suggestions, stage_recite_suggestions),
 }
 STAGING_TABLES = (stage_turns, stage_judgments, stage_skipped, stage_sentence_verdicts, stage_citation_verdicts,
-                  stage_daily_metrics, stage_recite_suggestions)
+                  stage_daily_metrics, stage_recite_suggestions, stage_claim_verdicts, stage_claim_citation_verdicts)
 SOURCE_TABLES = (source_turns, source_passages, reader_events)
