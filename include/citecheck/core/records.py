@@ -65,14 +65,16 @@ def sentence_record(v: SentenceVerdict) -> dict[str, Any]:
     }
 
 
-def sentence_row(v: SentenceVerdict, turn_id: str, conversation_id: str | None) -> dict[str, Any]:
-    """The `sentence_verdicts` row of a sentence (the warehouse adds the run and the day)."""
+def sentence_row(v: SentenceVerdict, turn_id: str, conversation_id: str | None, language: str | None = None,
+                 language_source: str | None = None) -> dict[str, Any]:
+    """The `sentence_verdicts` row of a sentence (the warehouse adds the run and the day), with
+    its turn's language (SPEC §2.2)."""
     record = sentence_record(v)
     fields = {k: record[k] for k in (*STRUCTURAL_FIELDS, *VERDICT_FIELDS) if k != "index"}
     reason = fields.pop("unjudged_reason") or record["non_claim_reason"]
     return {"turn_id": turn_id, "sentence_index": v.sentence.index, "conversation_id": conversation_id,
             **fields, "reason": reason, "llm": record["llm"] or None, "first_stage": record["first_stage"] or None,
-            "best_windows": evidence_windows(v)}
+            "best_windows": evidence_windows(v), "language": language, "language_source": language_source}
 
 
 def citation_records(v: SentenceVerdict) -> list[dict[str, Any]]:

@@ -24,7 +24,7 @@ from sqlalchemy.engine import Engine
 
 from citecheck.core import pipeline, records
 from citecheck.core.metrics import MetricAccumulator, SliceCap, full_counts
-from citecheck.core.repairs import input_repairs, repair_totals
+from citecheck.core.repairs import input_repairs, language_repairs, repair_totals
 from citecheck.core.structural import ConversationHistory
 from citecheck.core.turns import turns_from_dicts
 from citecheck.features.suggestions import build_suggestions
@@ -127,7 +127,9 @@ def structural(run: DayRun) -> dict[str, Any]:
             turns, skipped = turns_from_dicts(batch, cfg.max_answer_chars)
             repairs.update(input_repairs(batch, turns, cfg))
             staged = []
-            for st in pipeline.structure_turns(turns, cfg, history):
+            built = list(pipeline.structure_turns(turns, cfg, history))
+            repairs.update(language_repairs(built))
+            for st in built:
                 selected = selection.selected(st.turn_id)
                 shard = selection.shard(st.turn.conversation_id)
                 if selected:
@@ -238,7 +240,8 @@ def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalatio
             for v in scored.verdicts:
                 if v.judgment is not None and v.judgment.judge_version:
                     judge_versions.add(f"{v.judgment.judge}:{v.judgment.judge_version}")
-                sentence_rows.append(records.sentence_row(v, st.turn_id, st.turn.conversation_id))
+                sentence_rows.append(records.sentence_row(v, st.turn_id, st.turn.conversation_id, st.language,
+                                                          st.language_source))
                 citation_rows.extend(records.citation_rows(v, st.turn_id))
                 suggestion_rows.extend(build_suggestions(st.turn_id, v, st.turn.context))
             claims, links = records.claim_rows(scored)  # a claims mode's claims and links (none otherwise)

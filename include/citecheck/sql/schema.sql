@@ -416,6 +416,8 @@ CREATE TABLE IF NOT EXISTS sentence_verdicts (
 	llm JSON,
 	first_stage JSON,
 	best_windows JSON,
+	language VARCHAR(16),
+	language_source VARCHAR(10),
 	run_id VARCHAR(64) NOT NULL,
 	config_hash VARCHAR(32) NOT NULL,
 	judge_versions VARCHAR(400),
@@ -425,6 +427,10 @@ CREATE TABLE IF NOT EXISTS sentence_verdicts (
 COMMENT ON COLUMN sentence_verdicts.first_stage IS 'cascade: the first stage''s {judge, version, supported, score}';
 
 COMMENT ON COLUMN sentence_verdicts.best_windows IS 'NLI judge: best premise window per cited or supporting label';
+
+COMMENT ON COLUMN sentence_verdicts.language IS 'the turn''s language: ISO 639 code of its logged language/locale, else detected; und';
+
+COMMENT ON COLUMN sentence_verdicts.language_source IS 'logged | detected';
 
 CREATE TABLE IF NOT EXISTS skipped_turns (
 	day DATE NOT NULL,
@@ -463,6 +469,8 @@ CREATE TABLE IF NOT EXISTS source_turns (
 	attributes JSON,
 	loaded_at TIMESTAMP WITH TIME ZONE,
 	input_repairs JSON,
+	language VARCHAR(16),
+	language_source VARCHAR(10),
 	PRIMARY KEY (turn_id)
 );
 
@@ -479,6 +487,10 @@ COMMENT ON COLUMN source_turns.request_search_results IS 'anthropic_blocks: ever
 COMMENT ON COLUMN source_turns.web_results IS 'the web search results the turn logged (W<k>)';
 
 COMMENT ON COLUMN source_turns.input_repairs IS 'what the load repaired: replaced_characters (NUL, lone surrogates), assumed_zone (a timestamp without one)';
+
+COMMENT ON COLUMN source_turns.language IS 'the turn''s language: ISO 639 code of its logged language/locale, else detected; und';
+
+COMMENT ON COLUMN source_turns.language_source IS 'logged | detected';
 
 CREATE TABLE IF NOT EXISTS stage_citation_verdicts (
 	run_id VARCHAR(64) NOT NULL,
@@ -638,12 +650,18 @@ CREATE TABLE IF NOT EXISTS stage_sentence_verdicts (
 	llm JSON,
 	first_stage JSON,
 	best_windows JSON,
+	language VARCHAR(16),
+	language_source VARCHAR(10),
 	PRIMARY KEY (run_id, turn_id, sentence_index)
 );
 
 COMMENT ON COLUMN stage_sentence_verdicts.first_stage IS 'cascade: the first stage''s {judge, version, supported, score}';
 
 COMMENT ON COLUMN stage_sentence_verdicts.best_windows IS 'NLI judge: best premise window per cited or supporting label';
+
+COMMENT ON COLUMN stage_sentence_verdicts.language IS 'the turn''s language: ISO 639 code of its logged language/locale, else detected; und';
+
+COMMENT ON COLUMN stage_sentence_verdicts.language_source IS 'logged | detected';
 
 CREATE TABLE IF NOT EXISTS stage_skipped (
 	run_id VARCHAR(64) NOT NULL,

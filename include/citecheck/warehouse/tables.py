@@ -64,6 +64,18 @@ class UTCDateTime(TypeDecorator[dt.datetime]):
         return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
 
 
+LANGUAGE_COLUMNS = ("language", "language_source")  # on source_turns written by the load, never extracted
+
+
+def _language_columns() -> list[Column]:
+    """The turn's language (SPEC §2.2, `core.languages`): on `source_turns` and `sentence_verdicts`."""
+    return [
+        Column("language", String(16), nullable=True,
+               comment="the turn's language: ISO 639 code of its logged language/locale, else detected; und"),
+        Column("language_source", String(10), nullable=True, comment="logged | detected"),
+    ]
+
+
 # --- source: the logged turns -------------------------------------------------------------
 source_turns = Table(
     "source_turns", metadata,
@@ -85,6 +97,7 @@ source_turns = Table(
     Column("loaded_at", UTCDateTime, nullable=True),
     Column("input_repairs", JSON, nullable=True, comment="what the load repaired: replaced_characters (NUL, "
                                                          "lone surrogates), assumed_zone (a timestamp without one)"),
+    *_language_columns(),
     Index("ix_source_turns_answered_at", "answered_at"),
     Index("ix_source_turns_conversation", "conversation_id", "turn_index"),
 )
@@ -149,6 +162,7 @@ def _sentence_columns() -> list[Column]:
         Column("llm", JSON),
         Column("first_stage", JSON, comment="cascade: the first stage's {judge, version, supported, score}"),
         Column("best_windows", JSON, comment="NLI judge: best premise window per cited or supporting label"),
+        *_language_columns(),
     ]
 
 
