@@ -74,6 +74,9 @@ def test_a_day_publishes_its_claims_and_links(engine, claims):
     assert (precision["numerator"], precision["denominator"]) == (sum(lk["credited"] for lk in credited),
                                                                   len(credited))
     assert metrics[("claims_per_sentence", "micro")]["value"] > 1
+    with engine.connect() as conn:  # the wide view's claim columns
+        wide = conn.execute(sa.text("SELECT claim_recall, claims_per_sentence FROM daily_metrics_wide")).one()
+    assert wide[0] == pytest.approx(recall["value"]) and wide[1] > 1
 
 
 def test_init_warehouse_adds_the_claim_tables_to_an_older_warehouse(engine):
