@@ -21,6 +21,8 @@ select
     llm,
     first_stage,
     best_windows,
+    language,
+    language_source,
     run_id,
     config_hash,
     judge_versions

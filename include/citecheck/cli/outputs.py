@@ -15,6 +15,8 @@ def add_metrics(sub: Any) -> None:
     p = sub.add_parser("metrics", help="print a published day's metrics")
     options.add_day(p)
     options.add_json(p, help="JSON list of rows")
+    p.add_argument("--slice", help="print this slice's rows (e.g. language, answer_length, attribute:model), "
+                                   "one line per value and metric (default: all)")
     p.set_defaults(func=cmd_metrics)
 
 
@@ -52,9 +54,14 @@ def cmd_metrics(args: argparse.Namespace) -> int:
         return EXIT_OK
     from citecheck.core.metrics.display import metric_line
 
-    overall = {r["metric"]: r for r in rows if r["slice_name"] == "all" and r["averaging"] == "micro"}
-    for row in overall.values():
-        print(metric_line(row, overall))
+    wanted = args.slice or "all"
+    values = sorted({r["slice_value"] for r in rows if r["slice_name"] == wanted})
+    for value in values:
+        day_rows = {r["metric"]: r for r in rows
+                    if r["slice_name"] == wanted and r["slice_value"] == value and r["averaging"] == "micro"}
+        prefix = "" if wanted == "all" else f"{value:<10}"
+        for row in day_rows.values():
+            print(prefix + metric_line(row, day_rows))
     return EXIT_OK
 
 

@@ -24,7 +24,7 @@ from sqlalchemy.engine import Engine
 
 from citecheck.core import pipeline, records
 from citecheck.core.metrics import MetricAccumulator, SliceCap, full_counts
-from citecheck.core.repairs import input_repairs, repair_totals
+from citecheck.core.repairs import input_repairs, language_repairs, repair_totals
 from citecheck.core.structural import ConversationHistory
 from citecheck.core.turns import turns_from_dicts
 from citecheck.features.suggestions import build_suggestions
@@ -127,7 +127,9 @@ def structural(run: DayRun) -> dict[str, Any]:
             turns, skipped = turns_from_dicts(batch, cfg.max_answer_chars)
             repairs.update(input_repairs(batch, turns, cfg))
             staged = []
-            for st in pipeline.structure_turns(turns, cfg, history):
+            built = list(pipeline.structure_turns(turns, cfg, history))
+            repairs.update(language_repairs(built))
+            for st in built:
                 selected = selection.selected(st.turn_id)
                 shard = selection.shard(st.turn.conversation_id)
                 if selected:
@@ -213,7 +215,8 @@ def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalatio
     """Decide every verdict, write sentence and citation rows to staging, compute the day's metric rows."""
     started = time.perf_counter()
     staging.reset(run.engine, run.run_id, (T.stage_sentence_verdicts, T.stage_citation_verdicts,
-                                           T.stage_daily_metrics, T.stage_recite_suggestions))
+                                           T.stage_daily_metrics, T.stage_recite_suggestions,
+                                           T.stage_claim_verdicts, T.stage_claim_citation_verdicts))
     acc = MetricAccumulator(run.settings.config, cap=slice_cap(run))
     judge_versions: set[str] = set()
     with run.engine.connect() as conn:  # no reader event for the day at all: its reader metrics are null
@@ -228,6 +231,8 @@ def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalatio
         sentence_rows: list[dict[str, Any]] = []
         citation_rows: list[dict[str, Any]] = []
         suggestion_rows: list[dict[str, Any]] = []
+        claim_rows: list[dict[str, Any]] = []
+        link_rows: list[dict[str, Any]] = []
         for st, selected in batch:
             scored = pipeline.decide_turn(st, judgments, selected=selected, reader_events=tuple(
                 events.get(st.turn_id, ())) if reader_logged else None)
@@ -235,10 +240,15 @@ def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalatio
             for v in scored.verdicts:
                 if v.judgment is not None and v.judgment.judge_version:
                     judge_versions.add(f"{v.judgment.judge}:{v.judgment.judge_version}")
-                sentence_rows.append(records.sentence_row(v, st.turn_id, st.turn.conversation_id))
+                sentence_rows.append(records.sentence_row(v, st.turn_id, st.turn.conversation_id, st.language,
+                                                          st.language_source))
                 citation_rows.extend(records.citation_rows(v, st.turn_id))
                 suggestion_rows.extend(build_suggestions(st.turn_id, v, st.turn.context))
-        staging.stage_verdict_rows(run.engine, run.run_id, run.day, sentence_rows, citation_rows)
+            claims, links = records.claim_rows(scored)  # a claims mode's claims and links (none otherwise)
+            claim_rows.extend(claims)
+            link_rows.extend(links)
+        staging.stage_verdict_rows(run.engine, run.run_id, run.day, sentence_rows, citation_rows, claim_rows,
+                                   link_rows)
         staging.stage_rows(run.engine, T.stage_recite_suggestions, suggestion_rows, run.run_id, run.day)
     now = dt.datetime.now(dt.UTC)
     metric_rows = [{**row, "computed_at": now} for row in acc.rows()]

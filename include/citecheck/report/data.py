@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from citecheck.core import alert_groups as groups
-from citecheck.core.metrics import AGREEMENT, NATIVE, READERS, REPORT_TILE_METRICS, SLICES, in_report
+from citecheck.core.metrics import AGREEMENT, NATIVE, READERS, REPORT_TILE_METRICS, SLICES, UNCHECKED, in_report
 from citecheck.core.records import split_labels
 from citecheck.core.text import find_span
 from citecheck.core.vocabulary import BAD_VERDICTS
@@ -26,6 +26,7 @@ SLICE_METRICS = in_report(SLICES)
 AGREEMENT_METRICS = in_report(AGREEMENT)
 NATIVE_METRICS = in_report(NATIVE)
 READER_METRICS = in_report(READERS)
+UNCHECKED_METRICS = in_report(UNCHECKED)  # unjudged sentences, then each reason counted apart
 POINTER_PROBLEM_PREFIX = "pointer_problem_rate_"
 MICRO = ("micro",)  # the report charts micro rows (pooled sentences)
 
@@ -70,6 +71,16 @@ class ReportData:
     interval_columns: tuple[str, ...] = ()
     native: list[dict[str, Any]] = field(default_factory=list)  # native-citation metrics with a count
     pointer_problems: list[dict[str, Any]] = field(default_factory=list)  # by kind, most frequent first
+    # a claims mode: the day's partially supported sentences with their claims (the claims panel)
+    partially_supported: list[dict[str, Any]] = field(default_factory=list)
+    unchecked: list[dict[str, Any]] = field(default_factory=list)  # what could not be checked and why
+
+    @property
+    def unchecked_other(self) -> float:
+        """Unjudged sentences for a reason without a metric of its own (judge errors, budget …)."""
+        rows = {r["metric"]: r for r in self.unchecked}
+        total = (rows.get("unjudged_rate") or {}).get("numerator") or 0
+        return total - sum(r["numerator"] or 0 for m, r in rows.items() if m != "unjudged_rate")
 
     @property
     def day_rows(self) -> dict[str, Mapping[str, Any]]:
@@ -126,6 +137,9 @@ def gather(engine: Engine, day: dt.date, trend_days: int = 28, *, flagged_limit:
         interval_columns=T.METRIC_INTERVAL_COLUMNS,
         native=native,
         pointer_problems=pointer_problems,
+        partially_supported=read_model.partially_supported_sentences(engine, day, flagged_limit)
+        if "claim_recall" in by_metric else [],
+        unchecked=[by_metric[m] for m in UNCHECKED_METRICS if m in by_metric],
     )
 
 

@@ -14,13 +14,13 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from citecheck.core.model import Judgment, StructuredTurn
+from citecheck.core.model import Judgment, JudgmentKey, StructuredTurn
 from citecheck.core.turns import Skipped
 from citecheck.warehouse import tables as T
 from citecheck.warehouse.serialize import (
     jsonable,
-    judgment_from_dict,
-    judgment_to_dict,
+    judgment_rows,
+    judgments_of_row,
     structured_from_dict,
     structured_to_dict,
 )
@@ -93,19 +93,21 @@ def drop_judgments(engine: Engine, run_id: str, *, judge_stage: str | None = Non
         conn.execute(q)
 
 
-def stage_judgments(engine: Engine, run_id: str, judge_stage: str, judged: Iterable[tuple[tuple[str, int], Judgment]]
+def stage_judgments(engine: Engine, run_id: str, judge_stage: str, judged: Iterable[tuple[JudgmentKey, Judgment]]
                     ) -> int:
-    """Write ((turn id, sentence index), judgment) pairs of one judge stage to staging; how many."""
-    rows = [{"run_id": run_id, "turn_id": key[0], "sentence_index": key[1], "stage": judge_stage,
-             "judgment": judgment_to_dict(j)} for key, j in judged]
+    """Write ((turn id, sentence index[, claim index]), judgment) pairs of one judge stage to staging
+    (a sentence's claims in one row, `serialize.judgment_rows`); how many judgments."""
+    judged = list(judged)
+    rows = [{"run_id": run_id, "turn_id": key[0], "sentence_index": key[1], "stage": judge_stage, "judgment": value}
+            for key, value in judgment_rows(judged)]
     if rows:
         with engine.begin() as conn:
             conn.execute(T.stage_judgments.insert(), rows)
-    return len(rows)
+    return len(judged)
 
 
 def staged_judgments(engine: Engine, run_id: str, judge_stage: str, turn_range: tuple[str, str] | None = None
-                     ) -> dict[tuple[str, int], Judgment]:
+                     ) -> dict[JudgmentKey, Judgment]:
     """Staged judgments of one stage, keyed (turn, sentence): of the run, or of the turns from
     `turn_range[0]` to `turn_range[1]` (a chunk of `staged_turns`, which is ordered by turn id,
     so the range holds exactly the chunk's turns, compared in the database's own collation)."""
@@ -114,10 +116,10 @@ def staged_judgments(engine: Engine, run_id: str, judge_stage: str, turn_range: 
     if turn_range is not None:
         q = q.where(c.turn_id >= turn_range[0], c.turn_id <= turn_range[1])
     with engine.connect() as conn:
-        return {(r[0], r[1]): judgment_from_dict(r[2]) for r in conn.execute(q)}
+        return {key: j for r in conn.execute(q) for key, j in judgments_of_row(r[0], r[1], r[2])}
 
 
-def deciding_judgments(engine: Engine, run_id: str, turn_ids: Sequence[str]) -> dict[tuple[str, int], Judgment]:
+def deciding_judgments(engine: Engine, run_id: str, turn_ids: Sequence[str]) -> dict[JudgmentKey, Judgment]:
     """The deciding judgment of each sentence of a chunk's turns (given in turn id order): the
     final stage (LLM) over the first."""
     if not turn_ids:
@@ -133,9 +135,10 @@ SENTENCE_DETAIL_COLUMNS = ("llm", "first_stage")
 
 
 def stage_verdict_rows(engine: Engine, run_id: str, day: dt.date, sentence_rows: list[dict[str, Any]],
-                       citation_rows: list[dict[str, Any]]) -> None:
-    """One transaction: a chunk's sentence and citation verdict rows (`core.records`), keyed by
-    the run and the day."""
+                       citation_rows: list[dict[str, Any]], claim_rows: Sequence[dict[str, Any]] = (),
+                       link_rows: Sequence[dict[str, Any]] = ()) -> None:
+    """One transaction: a chunk's sentence and citation verdict rows (`core.records`), and in a
+    claims mode its claim and link rows (`records.claim_rows`), keyed by the run and the day."""
     if not sentence_rows:
         return
     keys = {"run_id": run_id, "day": day}
@@ -143,6 +146,10 @@ def stage_verdict_rows(engine: Engine, run_id: str, day: dt.date, sentence_rows:
                  for row in sentence_rows]
     with engine.begin() as conn:
         conn.execute(T.stage_sentence_verdicts.insert(), sentences)
+        if claim_rows:
+            conn.execute(T.stage_claim_verdicts.insert(), [{**keys, **row} for row in claim_rows])
+        if link_rows:
+            conn.execute(T.stage_claim_citation_verdicts.insert(), [{**keys, **row} for row in link_rows])
         if citation_rows:
             conn.execute(T.stage_citation_verdicts.insert(), [{**keys, **row} for row in citation_rows])
 

@@ -64,6 +64,18 @@ class UTCDateTime(TypeDecorator[dt.datetime]):
         return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
 
 
+LANGUAGE_COLUMNS = ("language", "language_source")  # on source_turns written by the load, never extracted
+
+
+def _language_columns() -> list[Column]:
+    """The turn's language (SPEC §2.2, `core.languages`): on `source_turns` and `sentence_verdicts`."""
+    return [
+        Column("language", String(16), nullable=True,
+               comment="the turn's language: ISO 639 code of its logged language/locale, else detected; und"),
+        Column("language_source", String(10), nullable=True, comment="logged | detected"),
+    ]
+
+
 # --- source: the logged turns -------------------------------------------------------------
 source_turns = Table(
     "source_turns", metadata,
@@ -85,6 +97,7 @@ source_turns = Table(
     Column("loaded_at", UTCDateTime, nullable=True),
     Column("input_repairs", JSON, nullable=True, comment="what the load repaired: replaced_characters (NUL, "
                                                          "lone surrogates), assumed_zone (a timestamp without one)"),
+    *_language_columns(),
     Index("ix_source_turns_answered_at", "answered_at"),
     Index("ix_source_turns_conversation", "conversation_id", "turn_index"),
 )
@@ -149,6 +162,7 @@ def _sentence_columns() -> list[Column]:
         Column("llm", JSON),
         Column("first_stage", JSON, comment="cascade: the first stage's {judge, version, supported, score}"),
         Column("best_windows", JSON, comment="NLI judge: best premise window per cited or supporting label"),
+        *_language_columns(),
     ]
 
 
@@ -166,6 +180,39 @@ def _citation_columns() -> list[Column]:
                comment="native citations: the pointer problem kind that makes the label unknown (docs/metrics.md)"),
         Column("unverified", String(200), nullable=True,
                comment="native citations: the fields the job could not verify, comma-joined (e.g. cited_text)"),
+    ]
+
+
+def _claim_columns() -> list[Column]:
+    """A claim of a check-worthy sentence (SPEC §2.1, a claims mode): judged as a sentence is."""
+    return [
+        Column("turn_id", _id(), primary_key=True),
+        Column("sentence_index", Integer, primary_key=True),
+        Column("claim_index", Integer, primary_key=True),
+        Column("conversation_id", _id()),
+        Column("text", Text, comment="the claim as the judge saw it (a standalone sentence)"),
+        Column("labels", JSON, comment="its sentence's labels (JSON list): every claim carries them all"),
+        Column("verdict", String(40), comment="supported, miscited, uncited_supported, unsupported, unjudged, "
+                                              "not_selected, partial, contradicted"),
+        Column("score", Float),
+        Column("supported_elsewhere_by", String(400)),
+        Column("judge", String(40)),
+        Column("judge_version", String(400)),
+        Column("reason", Text, comment="why unjudged"),
+    ]
+
+
+def _claim_citation_columns() -> list[Column]:
+    """A link: one (claim, label) pair (SPEC §2.1)."""
+    return [
+        Column("turn_id", _id(), primary_key=True),
+        Column("sentence_index", Integer, primary_key=True),
+        Column("claim_index", Integer, primary_key=True),
+        Column("label", _id(), primary_key=True),
+        Column("status", String(20)),
+        Column("alone", Boolean),
+        Column("rest", Boolean),
+        Column("credited", Boolean),
     ]
 
 
@@ -222,6 +269,12 @@ sentence_verdicts = Table("sentence_verdicts", metadata, *_day_keys(*_sentence_c
 citation_verdicts = Table("citation_verdicts", metadata, *_day_keys(*_citation_columns()), *_run_columns())
 daily_metrics = Table("daily_metrics", metadata, *_day_keys(*_metric_columns()), *_run_columns())
 skipped_turns = Table("skipped_turns", metadata, *_day_keys(*_skipped_columns()), *_run_columns())
+claim_verdicts = Table(
+    "claim_verdicts", metadata, *_day_keys(*_claim_columns()), *_run_columns(),
+    comment="A claims mode (SPEC 2.1): one row per claim of a check-worthy sentence; empty in sentence mode")
+claim_citation_verdicts = Table(
+    "claim_citation_verdicts", metadata, *_day_keys(*_claim_citation_columns()), *_run_columns(),
+    comment="A claims mode: one row per link, a (claim, label) pair")
 recite_suggestions = Table(
     "recite_suggestions", metadata, *_day_keys(*_suggestion_columns()), *_run_columns(),
     comment="For each miscited sentence the passage(s) that support it; for each uncited but supported one, "
@@ -336,6 +389,8 @@ stage_sentence_verdicts = _staged_copy("stage_sentence_verdicts", _sentence_colu
 stage_citation_verdicts = _staged_copy("stage_citation_verdicts", _citation_columns())
 stage_daily_metrics = _staged_copy("stage_daily_metrics", _metric_columns())
 stage_recite_suggestions = _staged_copy("stage_recite_suggestions", _suggestion_columns())
+stage_claim_verdicts = _staged_copy("stage_claim_verdicts", _claim_columns())
+stage_claim_citation_verdicts = _staged_copy("stage_claim_citation_verdicts", _claim_citation_columns())
 
 # --- the NLI judgment cache (SPEC §4): kept across runs, never part of a day -------------
 judgment_cache = Table(
@@ -429,8 +484,10 @@ OUTPUT_TABLES = {
     "sentence_verdicts": (sentence_verdicts, stage_sentence_verdicts),
     "citation_verdicts": (citation_verdicts, stage_citation_verdicts),
     "daily_metrics": (daily_metrics, stage_daily_metrics),
+    "claim_verdicts": (claim_verdicts, stage_claim_verdicts),
+    "claim_citation_verdicts": (claim_citation_verdicts, stage_claim_citation_verdicts),
     "recite_suggestions": (recite_suggestions, stage_recite_suggestions),
 }
 STAGING_TABLES = (stage_turns, stage_judgments, stage_skipped, stage_sentence_verdicts, stage_citation_verdicts,
-                  stage_daily_metrics, stage_recite_suggestions)
+                  stage_daily_metrics, stage_recite_suggestions, stage_claim_verdicts, stage_claim_citation_verdicts)
 SOURCE_TABLES = (source_turns, source_passages, reader_events)

@@ -67,7 +67,8 @@ SLICES = "slices"  # the slice table
 AGREEMENT = "agreement"  # judge agreement on the LLM's random sample (and its trend)
 NATIVE = "native"  # native-citation figures
 READERS = "readers"  # what readers did with the citations
-REPORT_SECTIONS = (SLICES, AGREEMENT, NATIVE, READERS)
+UNCHECKED = "unchecked"  # what could not be checked and why (the unjudged sentences by reason)
+REPORT_SECTIONS = (SLICES, AGREEMENT, NATIVE, READERS, UNCHECKED)
 
 
 class Watch(NamedTuple):
@@ -182,10 +183,13 @@ REGISTRY: tuple[Metric, ...] = (
     Metric("partial_rate", PARTIAL, "judged_sentences", J, (PARTIAL, _JS)),
     Metric("contradicted_rate", CONTRADICTED, "judged_sentences", J, (CONTRADICTED, _JS)),
     Metric("unjudged_rate", "unjudged_sentences", "selected_sentences", J, (UNJUDGED, "selected sentences"),
-           headline=12, tile=12, watch=Watch(abs=0.02)),
+           headline=12, tile=12, watch=Watch(abs=0.02), report=(UNCHECKED,)),
     # of those, sentences whose cited sources were all logged without text (no judge could see them)
     Metric("no_source_text_rate", "no_source_text_sentences", "selected_sentences", J,
-           ("without source text", "selected sentences"), report=(NATIVE,)),
+           ("without source text", "selected sentences"), report=(NATIVE, UNCHECKED)),
+    # of those, sentences in a language no judge reads (SPEC §2.2: no NLI model for it, no LLM judge)
+    Metric("language_unsupported_rate", "language_unsupported_sentences", "selected_sentences", J,
+           ("language unsupported", "selected sentences"), report=(UNCHECKED,)),
     # judge agreement on the LLM's random sample (SPEC §5): does the first stage agree with the LLM?
     Metric("first_stage_agreement", "first_stage_agree", "agreement_sample", J, ("agree", "sampled sentences"),
            report=(AGREEMENT,)),
@@ -296,6 +300,10 @@ TURN_LEVEL_METRICS: frozenset[str] = _VIEWS["TURN_LEVEL_METRICS"]
 # The rates a dashboard leads with: the CLI summary, `bin/run_dag.py`, `citecheck compare` and the
 # `daily_metrics_wide` view (one column each), in this order.
 HEADLINE_METRICS: tuple[str, ...] = _VIEWS["HEADLINE_METRICS"]
+# A claims mode's columns of the `daily_metrics_wide` view, after its headline columns (null on a
+# day scored in sentence mode).
+_WIDE_CLAIMS = frozenset({"claims_per_sentence", "claim_recall", "claim_precision", "partially_supported_rate"})
+WIDE_CLAIM_METRICS: tuple[str, ...] = tuple(m for m in METRIC_NAMES if m in _WIDE_CLAIMS)
 # The headline metrics a scored file has without the warehouse's reader events (`score`, `compare`).
 SCORED_HEADLINE_METRICS: tuple[str, ...] = _VIEWS["SCORED_HEADLINE_METRICS"]
 # The daily report's tiles and trend charts: the headline rates a reader acts on, with the
@@ -318,7 +326,7 @@ COUNT_KEYS = (
     "agreement_sample_llm_supported", "agreement_sample_llm_unsupported", "first_stage_false_pass",
     "first_stage_false_fail", "answers_rewrite_or_block", "pointer_problem_citations",
     *(f"pointer_problem_citations_{kind}" for kind in POINTER_PROBLEM_KINDS), "unverified_citations",
-    "no_source_text_sentences", *READER_COUNT_KEYS,
+    "no_source_text_sentences", "language_unsupported_sentences", *READER_COUNT_KEYS,
 )
 # Each range a metric's values can have -> (the rule that checks it, what it checks); `invariants`
 # and the validation gate check every metric against its range under this rule's name.
