@@ -23,6 +23,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from citecheck.core import pipeline
+from citecheck.core.criteria import CriteriaEvaluator, overall_decision
 from citecheck.core.metrics import MetricAccumulator, SliceCap, full_counts
 from citecheck.core.structural import ConversationHistory
 from citecheck.core.turns import turns_from_dicts
@@ -240,8 +241,10 @@ def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalatio
     """Decide every verdict, stage sentence and citation rows, compute the day's metric rows."""
     started = time.perf_counter()
     staging.reset(run.engine, run.run_id, (T.stage_sentence_verdicts, T.stage_citation_verdicts,
-                                           T.stage_daily_metrics, T.stage_recite_suggestions))
+                                           T.stage_daily_metrics, T.stage_recite_suggestions,
+                                           T.stage_criteria_results, T.stage_answer_decisions))
     acc = MetricAccumulator(run.settings.config, cap=slice_cap(run))
+    criteria = CriteriaEvaluator(run.settings.criteria)
     judge_versions: set[str] = set()
     with run.engine.connect() as conn:  # no reader event for the day at all: its reader metrics are null
         reader_logged = source.day_has_reader_events(conn, run.day, run.settings.config.timezone)
@@ -259,6 +262,7 @@ def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalatio
             scored = pipeline.decide_turn(st, judgments, selected=selected, reader_events=tuple(
                 events.get(st.turn_id, ())) if reader_logged else None)
             acc.add(scored)
+            criteria.add(scored)
             for v in scored.verdicts:
                 if v.judgment is not None and v.judgment.judge_version:
                     judge_versions.add(f"{v.judgment.judge}:{v.judgment.judge_version}")
@@ -272,13 +276,30 @@ def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalatio
     now = dt.datetime.now(dt.UTC)
     metric_rows = [{"run_id": run.run_id, "day": run.day, **row, "computed_at": now} for row in acc.rows()]
     staging.stage_rows(run.engine, T.stage_daily_metrics, metric_rows)
+    decision = stage_decisions(run, criteria)
     counts = full_counts(acc.counts())
     versions = ",".join(sorted(judge_versions))[:T.JUDGE_VERSIONS_CHARS]
     runs.record_judged(run.engine, run.run_id, judge_stats=jsonable(merge_judge_stats(shard_results, escalation)),
                        counts=counts, judge_versions=versions)
     _timed(run, "aggregate", started)
-    return {"metric_rows": len(metric_rows), "judge_versions": versions, **{k: counts[k] for k in (
+    return {"metric_rows": len(metric_rows), "judge_versions": versions, "decision": decision,
+            **{k: counts[k] for k in (
         "answers", "check_worthy_sentences", "judged_sentences", "unjudged_sentences", "selected_sentences")}}
+
+
+def stage_decisions(run: DayRun, criteria: CriteriaEvaluator) -> str | None:
+    """Stage the day's criteria results and failing answers (published with the day, SPEC 5.1);
+    returns the day's decision (None: no criteria configured)."""
+    if not criteria.criteria:
+        return None
+    key = {"run_id": run.run_id, "day": run.day, "criteria_hash": criteria.criteria.hash}
+    results = criteria.results()
+    staging.stage_rows(run.engine, T.stage_criteria_results, [
+        {**key, **{("on_rule" if k == "on" else k): v for k, v in r.as_dict().items() if k != "criterion"},
+         "criterion": r.criterion.name} for r in results])
+    staging.stage_rows(run.engine, T.stage_answer_decisions, [
+        {**key, "turn_id": turn_id, "criteria_failed": names} for turn_id, names in criteria.failing_answers().items()])
+    return overall_decision(r.decision for r in results)
 
 
 def slice_cap(run: DayRun) -> SliceCap:
@@ -302,7 +323,7 @@ def sentence_row(run: DayRun, conversation_id: str, turn_id: str, v: SentenceVer
     return {"run_id": run.run_id, "day": run.day, "turn_id": turn_id, "sentence_index": v.sentence.index,
             "conversation_id": conversation_id, **fields, "reason": reason,
             "llm": jsonable(llm) if llm else None, "first_stage": jsonable(first) if first else None,
-            "best_windows": evidence_windows(v)}
+            "best_windows": evidence_windows(v), "figures": record["figures"]}
 
 
 @holds_day

@@ -1,0 +1,83 @@
+"""Acceptance criteria decided for every published day (SPEC 5.1), on SQLite and PostgreSQL:
+`criteria_results` and `answer_decisions` published in the day's transaction, pass / fail /
+no_data, the interval rule, failing answers, a failed validation publishes no decision, a rerun
+replaces it, and the untraced figures of the day."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+import sqlalchemy as sa
+from helpers import orbit_settings, orbit_warehouse_turns
+
+from citecheck import job
+from citecheck import warehouse as W
+from citecheck.core.criteria import parse_criteria
+from citecheck.warehouse import tables as T
+from citecheck.warehouse.published import day_decision, untraced_figure_sentences
+
+DAY = dt.date(2026, 11, 30)
+CRITERIA = [
+    {"name": "attached", "metric": "attachment_rate", "min": 0.5},
+    {"name": "recall", "metric": "citation_recall", "min": 0.9, "answers": True},
+    {"name": "recall on its interval", "metric": "citation_recall", "min": 0.4, "on": "interval"},
+    {"name": "pay answers", "metric": "citation_recall", "min": 0.5, "where": {"topic": "pay"}},
+]
+
+
+def settings(entries=CRITERIA, **overrides):
+    return orbit_settings(criteria=parse_criteria(entries, "test"), **overrides)
+
+
+def test_a_day_is_decided_with_its_publish(engine):
+    W.load_turns(engine, orbit_warehouse_turns())
+    result = job.run_day(engine, DAY, settings())
+    decision = day_decision(engine, DAY)
+    assert decision["decision"] == "fail"
+    by_name = {r["criterion"]: r for r in decision["criteria"]}
+    assert by_name["attached"]["decision"] == "pass"
+    assert by_name["recall"]["decision"] == "fail" and by_name["recall"]["bound_kind"] == "min"
+    assert by_name["recall"]["value"] == pytest.approx(by_name["recall"]["numerator"] / by_name["recall"]["denominator"])
+    interval = by_name["recall on its interval"]
+    assert interval["value"] < 0.4 and interval["ci_high"] > 0.4 and interval["decision"] == "pass"
+    pay = by_name["pay answers"]  # no turn has a topic attribute: no_data, not an error
+    assert pay["decision"] == "no_data" and pay["answers"] == 0 and pay["scope"] == "topic=pay"
+    assert [r["criterion"] for r in decision["criteria"]][0] == "recall"  # failing criteria first
+    assert {r["run_id"] for r in decision["criteria"]} == {result["run_id"]}
+    assert len({r["criteria_hash"] for r in decision["criteria"]}) == 1
+    failing = {a["turn_id"]: a for a in decision["answers_failing"]}
+    assert set(failing) == {f"orbit-1@{DAY}", f"orbit-2@{DAY}"}
+    assert failing[f"orbit-1@{DAY}"]["criteria_failed"] == ["recall"]
+    assert any("5 business days" in s["text"] for s in failing[f"orbit-1@{DAY}"]["sentences"])
+
+
+def test_a_failed_validation_publishes_no_decision_and_a_rerun_replaces_it(engine):
+    W.load_turns(engine, orbit_warehouse_turns())
+    job.run_day(engine, DAY, settings())
+    before = day_decision(engine, DAY)
+    broken = settings(judge_spec={"kind": "recorded", "judgments": []})
+    with pytest.raises(job.ValidationFailed):
+        job.run_day(engine, DAY, broken)
+    assert day_decision(engine, DAY) == before
+    lenient = [{"name": "attached", "metric": "attachment_rate", "min": 0.5}]
+    job.run_day(engine, DAY, settings(lenient))
+    after = day_decision(engine, DAY)
+    assert after["decision"] == "pass" and [r["criterion"] for r in after["criteria"]] == ["attached"]
+    assert after["criteria_hash"] != before["criteria_hash"] and after["answers_failing"] == []
+    with engine.connect() as conn:
+        assert conn.execute(sa.select(sa.func.count()).select_from(T.answer_decisions)).scalar_one() == 0
+
+
+def test_a_day_without_criteria_has_no_decision(engine):
+    W.load_turns(engine, orbit_warehouse_turns())
+    job.run_day(engine, DAY, orbit_settings())
+    assert day_decision(engine, DAY) is None
+
+
+def test_figures_are_published_with_each_sentence(engine):
+    W.load_turns(engine, orbit_warehouse_turns())
+    job.run_day(engine, DAY, orbit_settings())
+    untraced = untraced_figure_sentences(engine, DAY, 50)
+    assert [r["text"] for r in untraced] == ["Approved reports are paid within 5 business days."]
+    assert untraced[0]["figures"] == [{"text": "5", "kind": "number", "value": "5", "traced": False}]
