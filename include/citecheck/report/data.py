@@ -68,6 +68,12 @@ class ReportData:
     interval_columns: tuple[str, ...] = ()
     native: list[dict[str, Any]] = field(default_factory=list)  # native-citation metrics with a count
     pointer_problems: list[dict[str, Any]] = field(default_factory=list)  # by kind, most frequent first
+    decision: dict[str, Any] | None = None  # the day's acceptance decision (`published.day_decision`), if any
+
+    @property
+    def flagged_ids(self) -> set[tuple[str, int]]:
+        """(turn, sentence) of the flagged sentences shown: the failing answers link to them."""
+        return {(f.row["turn_id"], f.row["sentence_index"]) for f in self.flagged}
 
     @property
     def alert_groups(self) -> list[dict[str, Any]]:
@@ -119,6 +125,7 @@ def gather(engine: Engine, day: dt.date, trend_days: int = 28, *, flagged_limit:
         interval_columns=T.METRIC_INTERVAL_COLUMNS,
         native=native,
         pointer_problems=pointer_problems,
+        decision=published.day_decision(engine, day),
     )
 
 

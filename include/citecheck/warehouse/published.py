@@ -105,24 +105,26 @@ def published_run(engine: Engine, day: dt.date) -> dict[str, Any] | None:
 
 # --- sentence_verdicts, recite_suggestions, alerts, judge_quality, reports ----------------------
 
+# How an untraced figure is written in the stored `figures` JSON (json.dumps, both dialects).
+_UNTRACED = '%"traced": false%'
+
+
 def flagged_sentences(engine: Engine, day: dt.date, verdicts: Sequence[str], limit: int) -> list[dict[str, Any]]:
-    """Check-worthy sentences of the day with one of `verdicts`, worst first: in the order of
-    `verdicts`, then highest contradiction, then lowest support score; at most `limit` rows."""
+    """Check-worthy sentences of the day with one of `verdicts` or with an untraced figure (SPEC
+    3.5), worst first: in the order of `verdicts` (untraced figures alone after them), then
+    highest contradiction, then lowest support score; at most `limit` rows."""
     c = T.sentence_verdicts.c
-    rank = sa.case({v: i for i, v in enumerate(verdicts)}, value=c.verdict)
+    rank = sa.case({v: i for i, v in enumerate(verdicts)}, value=c.verdict, else_=len(verdicts))
     query = (sa.select(c.turn_id, c.sentence_index, c.conversation_id, c.text, c.labels, c.unknown_labels,
                        c.verdict, c.score, c.contradiction, c.supported_elsewhere_by, c.judge, c.judge_version,
                        c.reason, c.llm, c.best_windows, c.figures)
-             .where(c.day == day, c.verdict.in_(list(verdicts)), c.check_worthy.is_(True))
+             .where(c.day == day, c.check_worthy.is_(True),
+                    sa.or_(c.verdict.in_(list(verdicts)), sa.cast(c.figures, sa.Text).like(_UNTRACED)))
              .order_by(rank, c.contradiction.desc().nulls_last(), c.score.asc().nulls_last(), c.turn_id,
                        c.sentence_index)
              .limit(limit))
     with engine.connect() as conn:
         return [dict(r) for r in conn.execute(query).mappings()]
-
-
-# How an untraced figure is written in the stored `figures` JSON (json.dumps, both dialects).
-_UNTRACED = '%"traced": false%'
 
 
 def untraced_figure_sentences(engine: Engine, day: dt.date, limit: int) -> list[dict[str, Any]]:
