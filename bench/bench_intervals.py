@@ -43,7 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "include"))
 from citecheck.core.config import Config
 from citecheck.core.metrics import MetricAccumulator, ScoredTurn
 from citecheck.core.model import Sentence, StructuredTurn, Turn
-from citecheck.core.verdicts import SUPPORTED, UNSUPPORTED, SentenceVerdict
+from citecheck.core.verdicts import SentenceVerdict
+from citecheck.core.vocabulary import SUPPORTED, UNSUPPORTED
 from citecheck.stats.intervals import proportion_interval
 
 KAPPA = 3.0  # Beta concentration of the per-answer support probability: small = strong correlation

@@ -5,8 +5,9 @@ search engines with the annotators' statement split (`statements_to_citation_tex
 text with its markers → the markers that belong to it), 372 statements in all.
 
 A statement is *reproduced* when one sentence of `parse_answer(response)` has the same text and
-the same citation set. Normalisation, applied to the annotators' side only where our parser's
-output has no counterpart by definition:
+the same citation set. The responses log no language: each is parsed in the language the product
+detects for it (`citecheck.core.languages.turn_language`), as the job would. Normalisation,
+applied to the annotators' side only where our parser's output has no counterpart by definition:
 - markers (`[n]`) are deleted from the statement text, and the citation set is the labels of its
   markers (`[3]` → `3`), the same label our parser reports;
 - a leading list bullet (`•`, `-`, `*`) is deleted, since the judge's text never carries one;
@@ -29,6 +30,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from citecheck.core.config import Config
+from citecheck.core.languages import turn_language
 from citecheck.core.parsing import parse_answer
 
 REPO = Path(__file__).resolve().parents[1]
@@ -81,7 +83,9 @@ def evaluate(records: list[dict], config: Config) -> dict:
     totals: Counter[str] = Counter()
     misses: dict[str, list[dict]] = defaultdict(list)
     for record in records:
-        parsed = parse_answer(record["response"], config)
+        language = turn_language({}, record["response"]).code
+        totals[f"language:{language}"] += 1
+        parsed = parse_answer(record["response"], config, language)
         ours = [(loose(p.text), strict(p.text), frozenset(p.labels)) for p in parsed]
         totals["our_sentences"] += len(parsed)
         unused_loose = Counter((k, labels) for k, _, labels in ours)
@@ -132,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"liu2023_verifiability: {len(records)} responses, {n} annotated statements "
           f"(expected {EXPECTED_STATEMENTS}), our sentences {t['our_sentences']}")
     print(f"marker pattern: {config.marker_pattern}")
+    print("detected languages: " + ", ".join(f"{k.split(':', 1)[1]} {v}" for k, v in sorted(t.items())
+                                             if k.startswith("language:")))
     print()
     print(f"{'measure':<58}{'value':>18}")
     print(f"{'text + citation set reproduced (whitespace-insensitive)':<58}{_pct(t['reproduced'], n):>18}")

@@ -145,3 +145,65 @@ def test_a_sentence_of_ten_thousand_characters_splits_and_scores(tmp_path):
     texts = st.claim_texts(st.sentences[0])
     assert 1 <= len(texts) <= 20
     assert all(split_problem(st.sentences[0].text, texts, 20) is None for _ in [0])
+
+
+def test_the_cli_scores_and_parses_in_a_claims_mode(tmp_path, capsys):
+    from citecheck.cli import main
+
+    (tmp_path / "claims.json").write_text(json.dumps(FIXTURE["claims"]), encoding="utf-8")
+    (tmp_path / "judge.json").write_text(json.dumps(FIXTURE["judge"]), encoding="utf-8")
+    (tmp_path / "turns.jsonl").write_text("".join(json.dumps(t) + "\n" for t in FIXTURE["turns"].values()),
+                                          encoding="utf-8")
+    (tmp_path / "config.toml").write_text('[claims]\nmode = "recorded"\nrecorded = "claims.json"\n', encoding="utf-8")
+    args = ["--turns", str(tmp_path / "turns.jsonl"), "--config", str(tmp_path / "config.toml")]
+    assert main(["score", *args, "--judge", str(tmp_path / "judge.json"), "--summary",
+                 "--out", str(tmp_path / "out.json")]) == 0
+    summary = capsys.readouterr().err
+    assert "claim_recall" in summary and "claims mode recorded: 5 claims, 0 splits rejected" in summary
+    out = json.loads((tmp_path / "out.json").read_text())
+    assert out["metrics"]["micro"]["claim_recall"] == pytest.approx(2 / 5)  # 1/2 (plan) + 1/3 (hardware) pooled
+    assert out["counts"]["partially_supported"] == 1
+    assert main(["parse", *args, "--out", str(tmp_path / "parsed.json")]) == 0
+    parsed = json.loads((tmp_path / "parsed.json").read_text())
+    assert [c["text"] for c in parsed["turns"][0]["sentences"][0]["claims"]] == \
+        FIXTURE["expected"]["plan"]["recorded_mode"]["claims"]
+    assert "verdict" not in parsed["turns"][0]["sentences"][0]["claims"][0]
+
+
+def test_the_sentence_verdict_from_its_claims():
+    from citecheck.core.claims import decide_claims
+    from citecheck.core.model import Judgment, Sentence, unjudged
+
+    sentence = Sentence(index=0, text="A costs two units and B holds.", start=0, end=30, labels=("S1",))
+    yes = Judgment(cited=True, alone={"S1": True}, rest={"S1": False}, faithful=True, judge="t")
+    no = Judgment(cited=False, alone={"S1": False}, rest={"S1": False}, judge="t")
+    elsewhere = Judgment(cited=False, alone={"S1": False}, rest={"S1": False}, elsewhere=("S2",), faithful=True)
+    texts = ("A costs two units.", "B holds.")
+    cases = [((yes, yes), "supported"), ((yes, no), "partially_supported"), ((yes, unjudged("timeout")), "unjudged"),
+             ((no, unjudged("timeout")), "unjudged"), ((elsewhere, elsewhere), "miscited"),
+             ((no, elsewhere), "unsupported"), ((elsewhere, yes), "partially_supported")]
+    for judgments, expected in cases:
+        verdict, claims = decide_claims(sentence, texts, list(judgments))
+        assert verdict.verdict == expected, judgments
+        assert verdict.credited == {"S1": any(c.credited["S1"] for c in claims)}
+    verdict, claims = decide_claims(sentence, texts, [yes, yes], selected=False)
+    assert verdict.verdict == "not_selected" and claims == ()
+
+
+def test_the_sample_in_the_rule_claims_mode(tmp_path):
+    import datetime as dt
+
+    from citecheck import demo
+    from citecheck.judges import read_judge_file
+
+    data = demo.generate(dt.date(2026, 11, 23), 1, turns_per_day=80)
+    files = demo.write_sample(data, tmp_path, claims=True)
+    config = load_config(files.config)
+    assert config.claims_mode == "rules"
+    spec = read_judge_file(files.judge)
+    assert len(spec["judgments"]) > len(data.judgments)  # a row per claim of a split sentence
+    report = score([turn_from_dict(t) for t in data.turns], judge_from_spec(spec), config)
+    out = report.to_json()
+    assert out["metrics"]["micro"]["claims_per_sentence"] > 1 and out["invariant_violations"] == []
+    assert out["stats"]["missing_statements"] <= 0.05 * out["counts"]["check_worthy_claims"]
+    assert demo.config_toml() == demo.config_toml(claims=False) and "[claims]" not in demo.config_toml()

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from citecheck.core.model import Judgment, Sentence
-from citecheck.core.verdicts import MISCITED, PARTIAL, SUPPORTED, decide
+from citecheck.core.verdicts import decide
+from citecheck.core.vocabulary import MISCITED, PARTIAL, SUPPORTED
 from citecheck.judges.derive import alce_credited, derive_judgment, liu_credit
 from citecheck.judges.llm import Assessment, judgment_of
 

@@ -112,11 +112,50 @@ def test_the_cli_prints_the_table_for_1_2_4_8_cpu_workers_and_a_gpu(tmp_path):
     assert as_json.returncode == 0, as_json.stderr
     doc = json.loads(as_json.stdout)
     assert doc["answers"] == 500 and set(doc["scenarios"]) == {"no dedupe", "dedupe", "dedupe + cache"}
-    missing = subprocess.run(
-        [sys.executable, "-m", "citecheck", "plan", "--answers", "500"],
+    assert doc["rates_estimate"] is False and doc["rates_source"].startswith(str(rates))  # --rates overrides
+    both = subprocess.run(
+        [sys.executable, "-m", "citecheck", "plan", "--answers", "500", "--rates", str(rates), "--judge", "j.json"],
         capture_output=True, text=True, cwd=REPO, timeout=600, check=False,
     )
-    assert missing.returncode != 0 and "--rates" in missing.stderr
+    assert both.returncode == 2 and "at most one of --rates" in both.stderr
+
+
+def _newest_bench_rates() -> tuple[Path, dict]:
+    found = [(p, json.loads(p.read_text(encoding="utf-8"))) for p in (REPO / "bench/results").glob("nli_rates*.json")]
+    return max(found, key=lambda f: f[1]["measured_at"])
+
+
+def test_the_package_ships_the_newest_measured_rates():
+    """features/data/ holds a copy of the newest rates file of bench/results/, nothing else."""
+    newest, _ = _newest_bench_rates()
+    shipped = sorted((REPO / "include/citecheck/features/data").glob("nli_rates*.json"))
+    assert [p.name for p in shipped] == [newest.name], "copy the newest bench/results rates into features/data/"
+    assert shipped[0].read_bytes() == newest.read_bytes()
+
+
+@pytest.mark.parametrize("premise", ["windows", "chunks"])
+def test_without_rates_the_plan_sizes_on_the_shipped_rates_and_says_so(premise):
+    """README: `citecheck plan --answers N [--premise chunks]` runs as written."""
+    newest, doc = _newest_bench_rates()
+    args = [sys.executable, "-m", "citecheck", "plan", "--answers", "20000", "--premise", premise]
+    run = subprocess.run(args, capture_output=True, text=True, cwd=REPO, timeout=600, check=False)
+    assert run.returncode == 0, run.stderr
+    rates_line = next(line for line in run.stdout.splitlines() if line.startswith("rates: "))
+    assert rates_line.startswith("rates: ESTIMATE") and "not measured on this machine" in rates_line
+    assert f"bench/results/{newest.name}" in rates_line and doc["measured_at"] in rates_line
+    assert doc["cpu"] in rates_line  # where it was measured
+    as_json = json.loads(subprocess.run([*args, "--json"], capture_output=True, text=True, cwd=REPO, timeout=600,
+                                        check=True).stdout)
+    assert as_json["rates_estimate"] is True and as_json["answers"] == 20000
+    measured = doc["pairs_per_second"]["deberta"]
+    assert as_json["variant"] in measured
+    if premise == "windows":
+        assert as_json["cpu_pairs_per_second"] == measured[as_json["variant"]]
+    else:  # the measured chunk rate, carried to the sample's chunk length
+        assert as_json["cpu_rate_note"].startswith("measured on chunk pairs")
+    assert capacity.packaged_rates("minilm").cpu == doc["pairs_per_second"]["minilm"]
+    with pytest.raises(PlanError, match="no rates for model 'bert'"):
+        capacity.packaged_rates("bert")
 
 
 def test_a_judge_file_is_timed_here_in_a_short_calibration_run(tmp_path, profile):

@@ -2,7 +2,7 @@
 
 `published_digest` reads `daily_metrics`, `sentence_verdicts` and `citation_verdicts` with the
 columns that existed when the baseline was recorded, so later additions (new columns, new
-metrics) do not count as a change, while any change to a recorded row does.
+metrics, new built-in slices) do not count as a change, while any change to a recorded row does.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ CITATION_COLUMNS = ("day", "turn_id", "sentence_index", "label", "status", "chec
                     "credited")
 TABLES = {"daily_metrics": METRIC_COLUMNS, "sentence_verdicts": SENTENCE_COLUMNS,
           "citation_verdicts": CITATION_COLUMNS}
+SLICES_ADDED_SINCE = frozenset(("language",))  # built-in slices added after the baseline: new rows, outside it
 
 
 def _canonical(value: Any) -> Any:
@@ -42,7 +43,7 @@ def published_rows(engine: sa.Engine, table: str, metrics: set[str] | None = Non
         rows = conn.execute(sa.text(f"SELECT {', '.join(columns)} FROM {table}")).mappings().all()
     out = [{c: _canonical(r[c]) for c in columns} for r in rows]
     if metrics is not None and table == "daily_metrics":
-        out = [r for r in out if r["metric"] in metrics]
+        out = [r for r in out if r["metric"] in metrics and r["slice_name"] not in SLICES_ADDED_SINCE]
     return sorted(out, key=lambda r: json.dumps(r, sort_keys=True, default=str))
 
 

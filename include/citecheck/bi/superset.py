@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from citecheck.bi.published import published_columns
-from citecheck.core.metrics import HEADLINE_METRICS, JUDGED_METRICS, METRICS
-from citecheck.core.verdicts import NOT_CHECK_WORTHY, NOT_SELECTED
+from citecheck.core.metrics import BY_NAME, HEADLINE_METRICS, JUDGED_METRICS, METRICS
+from citecheck.core.vocabulary import NOT_CHECK_WORTHY, NOT_SELECTED
 from citecheck.warehouse import tables as T
 
 VERSION = "1.0.0"
@@ -95,7 +95,13 @@ def _dataset_metrics(name: str) -> list[dict[str, Any]]:
         metrics += [(c.name, f"MAX({c.name})", c.description) for c in published_columns(name)
                     if c.sql_type == "FLOAT"]
     return [{"metric_name": m, "verbose_name": m, "metric_type": None, "expression": expr, "description": text,
-             "d3format": None, "extra": {}, "warning_text": None} for m, expr, text in metrics]
+             "d3format": d3_format(m), "extra": {}, "warning_text": None} for m, expr, text in metrics]
+
+
+def d3_format(column: str) -> str | None:
+    """The registry's BI format of a wide-view metric column (its interval columns too); None for others."""
+    entry = BY_NAME.get(column.removesuffix("_ci_low").removesuffix("_ci_high"))
+    return None if entry is None else entry.bi_format
 
 
 def _dataset(name: str, schema: str | None) -> dict[str, Any]:

@@ -49,7 +49,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
     data = demo.generate(dt.date.fromisoformat(args.start), args.days, args.turns_per_day, seed=args.seed,
                          provider_turns=args.provider_turns, topics=args.topics)
     out = Path(args.out)
-    demo.write_sample(data, out)
+    demo.write_sample(data, out, claims=args.claims)
     print(f"wrote {len(data.turns)} turns (+{len(data.malformed_lines)} malformed lines), "
           f"{len(data.reader_events)} reader events and {len(data.late_reader_events)} late ones to {out}")
     return EXIT_OK
@@ -66,7 +66,7 @@ def cmd_load_sample(args: argparse.Namespace) -> int:
     n = load_turns(engine, data.turns + demo.loadable_malformed(data), assume_zone=env_config().assume_zone)
     events = load_reader_events(engine, [reader_event(e) for e in data.reader_events])
     if args.write_judge:
-        demo.write_judge(data, Path(args.write_judge))
+        demo.write_judge(data, Path(args.write_judge), claims=args.claims)
     print(f"loaded {n} sample turns for {args.days} day(s) from {args.start}, {events.loaded} reader events "
           f"(the {len(data.late_reader_events)} that arrive a day late are in `citecheck sample`'s events_late.jsonl)")
     return EXIT_OK

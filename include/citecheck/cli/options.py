@@ -80,6 +80,9 @@ def add_generator(p: argparse.ArgumentParser) -> None:
     p.add_argument("--topics", action="store_true",
                    help="give every turn a `topic` attribute (pay, leave, travel, …) that criteria can scope on "
                         "(default off: the sample as recorded)")
+    p.add_argument("--claims", action="store_true",
+                   help="the rule claim splitter on: [claims] mode = \"rules\" in the config, and the recorded "
+                        "judge gains a row per claim (default off: the sample as recorded)")
 
 
 def add_job_params(p: argparse.ArgumentParser) -> None:

@@ -77,12 +77,16 @@ def add_plan(sub: Any) -> None:
     p.add_argument("--answers", type=int, required=True, help="answers per day")
     p.add_argument("--sentences-per-answer", type=float, help="check-worthy sentences per answer (default: sample's)")
     p.add_argument("--backend", help="variant to size on, as named in the rates (default: the fastest faithful)")
-    p.add_argument("--rates", help="rates file written by bench/bench_nli.py --rates-out")
-    p.add_argument("--model", default="deberta", help="model in the rates file (deberta or minilm)")
+    p.add_argument("--rates", help="rates file written by bench/bench_nli.py --rates-out (default: the latest "
+                   "rates measured for the project, shipped with it: an estimate for this machine)")
+    p.add_argument("--model", default="deberta", help="model in the rates (deberta or minilm)")
     p.add_argument("--judge", help="or: an NLI judge file to time here in a short calibration run")
     p.add_argument("--window-hours", type=float, default=6.0, help="hours the day's NLI work may take")
     p.add_argument("--premise", choices=("windows", "chunks"), default="windows",
                    help="premise mode to size (the judge file's \"premise\"; default windows)")
+    p.add_argument("--claims", choices=("rules", "llm"),
+                   help="also size a claims mode: NLI pairs per claim vs per sentence; for llm the splitter's "
+                        "tokens and USD per 1,000 answers with and without batches and caching")
     options.add_json(p, help="print the plan as JSON")
     p.set_defaults(func=cmd_plan)
 
@@ -99,9 +103,29 @@ def _summary(payload: dict[str, Any]) -> Iterator[str]:
         ci = payload["metrics"].get("intervals", {}).get("micro", {}).get(name) or {}
         span = "" if ci.get("ci_low") is None else f"  [{ci['ci_low']:.3f}, {ci['ci_high']:.3f}]"
         yield f"{name:<26}" + "".join(f"{'null':>10}" if v is None else f"{v:>10.3f}" for v in row) + span
+    yield from _claims_summary(payload)
     yield from _native_summary(payload)
     for skip in payload["skipped"][:10]:
         yield f"skipped line {skip['line']} ({skip['turn_id']}): {skip['reason']}"
+
+
+def _claims_summary(payload: dict[str, Any]) -> Iterator[str]:
+    """A claims mode's metrics (SPEC §2.1) under the sentence ones, and the splits it rejected."""
+    from citecheck.core.metrics import CLAIM_METRICS, METRICS
+
+    micro = payload["metrics"]["micro"]
+    if "claim_recall" not in micro:
+        return
+    intervals = payload["metrics"].get("intervals", {}).get("micro", {})
+    yield f"{'claim metric':<30}{'micro':>10}{'macro':>10}  micro 95% interval"
+    for name in (m for m in METRICS if m in CLAIM_METRICS):
+        row = [payload["metrics"][avg].get(name) for avg in ("micro", "macro")]
+        ci = intervals.get(name) or {}
+        span = "" if ci.get("ci_low") is None else f"  [{ci['ci_low']:.3f}, {ci['ci_high']:.3f}]"
+        yield f"{name:<30}" + "".join(f"{'null':>10}" if v is None else f"{v:>10.3f}" for v in row) + span
+    run = payload["run"]
+    yield (f"claims mode {run.get('claims_mode')}: {payload['counts'].get('check_worthy_claims', 0)} claims, "
+           f"{run.get('claim_splits_rejected', 0)} splits rejected (kept whole: a claim added a figure or word)")
 
 
 def _native_summary(payload: dict[str, Any]) -> Iterator[str]:
@@ -225,9 +249,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from citecheck import demo
     from citecheck.features import capacity
 
-    if (args.rates is None) == (args.judge is None):
-        raise capacity.PlanError("plan: give exactly one of --rates FILE (from bench/bench_nli.py) or --judge FILE")
-    rates = capacity.rates_from_file(args.rates, args.model) if args.rates else capacity.calibrate(args.judge)
+    if args.rates is not None and args.judge is not None:
+        raise capacity.PlanError("plan: give at most one of --rates FILE (from bench/bench_nli.py) or --judge FILE")
+    if args.rates is not None:
+        rates = capacity.rates_from_file(args.rates, args.model)
+    elif args.judge is not None:
+        rates = capacity.calibrate(args.judge)
+    else:
+        rates = capacity.packaged_rates(args.model)
     traffic, config = demo.plan_traffic(), demo.sample_config()
     profile = capacity.traffic_profile(traffic, config, premise=args.premise)
     chosen = args.backend or rates.fastest_faithful()
@@ -245,5 +274,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
         window_hours=args.window_hours,
         window_profile=scale_from,
     )
-    print(json.dumps(result, indent=2, default=str) if args.json else capacity.render(result))
+    text = None if args.json else capacity.render(result)
+    if args.claims:
+        from citecheck.features import claims_plan
+
+        result["claims"] = claims_plan.claims_plan(traffic, config, args.answers, args.claims)
+        text = None if args.json else text + "\n" + claims_plan.render_claims(result["claims"])
+    print(json.dumps(result, indent=2, default=str) if args.json else text)
     return EXIT_OK

@@ -14,8 +14,14 @@ non_claim_patterns = ["^let me know\b", "^would you like\b"]  # offers and quest
 questions_are_non_claims = true
 
 [segmentation]
-abbreviations = ["approx.", "e.g.", "i.e."]  # a sentence never ends on one of these
+abbreviations = ["approx.", "e.g.", "i.e."]  # English (and undetermined): a sentence never ends on one of these
 max_answer_chars = 1000000   # a longer answer is skipped with its size as the reason; 0 = no limit
+
+[languages.de]         # any language code (SPEC §2.2; defaults: citecheck.core.language_rules)
+abbreviations = ["gem."]   # added to the language's shipped abbreviations
+refusals = []              # added to [check_worthiness] refusals for this language
+non_claim_patterns = []    # replace the language's shipped patterns (when given)
+refusal_patterns = []      # replace the language's shipped patterns (when given)
 
 [slices]
 attributes = []        # attribute keys to slice by; empty = every key present
@@ -46,6 +52,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from citecheck.core.language_rules import DEFAULT_LANGUAGE, DEFAULTS, LanguageRules
 from citecheck.core.turns import DEFAULT_MAX_ANSWER_CHARS
 
 DEFAULT_MARKER_PATTERN = r"\[(?P<labels>[A-Za-z]{0,3}\d+(?:\s*[,;]\s*[A-Za-z]{0,3}\d+)*)\]"
@@ -108,6 +115,8 @@ class Config:
     # a timestamp without a zone is read in this zone (counted in the day's input repairs); "refuse":
     # such a turn is malformed (load-turns lists it)
     assume_zone: str = "UTC"
+    # `[languages.<code>]` keys, sorted: (code, key, values); `rules_for` resolves them
+    languages: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
     # SPEC §2.1: the unit below the sentence (`citecheck.core.claims`); "sentence" = no claims
     claims_mode: str = "sentence"
     claims_recorded: str = ""
@@ -138,6 +147,34 @@ class Config:
     def non_claim_res(self) -> tuple[re.Pattern[str], ...]:
         return tuple(re.compile(p, re.IGNORECASE) for p in self.non_claim_patterns)
 
+    @cached_property
+    def _language_rules(self) -> dict[str, LanguageRules]:
+        return {}
+
+    def rules_for(self, language: str | None) -> LanguageRules:
+        """The segmentation and check-worthiness rules of a language (None: undetermined): the
+        shipped defaults of `citecheck.core.language_rules` with its `[languages.<code>]` section;
+        English and a language without defaults use `[segmentation]` and `[check_worthiness]`."""
+        code = language or "und"
+        found = self._language_rules.get(code)
+        if found is None:
+            found = self._language_rules[code] = self._resolve_rules(code)
+        return found
+
+    def _resolve_rules(self, code: str) -> LanguageRules:
+        shipped = DEFAULTS.get(code) if code != DEFAULT_LANGUAGE else None
+        own = {key: values for c, key, values in self.languages if c == code}
+        abbreviations = shipped.abbreviations if shipped else self.abbreviations
+        non_claims = shipped.non_claim_patterns if shipped else self.non_claim_patterns
+        refusal_patterns = shipped.refusal_patterns if shipped else self.refusal_patterns
+        return LanguageRules(
+            code=code,
+            abbreviations=frozenset(a.casefold() for a in (*abbreviations, *own.get("abbreviations", ()))),
+            refusals=(*self.refusals, *own.get("refusals", ())),
+            refusal_patterns=own.get("refusal_patterns", refusal_patterns),
+            non_claim_patterns=own.get("non_claim_patterns", non_claims),
+        )
+
     @property
     def claims_on(self) -> bool:
         """A claims mode (SPEC §2.1): sentences are split into claims and judged per claim."""
@@ -154,8 +191,10 @@ class Config:
     @cached_property
     def rules_hash(self) -> str:
         """A short stable hash of the scoring rules (markers, check-worthiness, segmentation,
-        slices, day); the run's `JobSettings.run_config_hash` includes it."""
-        blob = json.dumps(self.as_dict(), sort_keys=True, default=list).encode()
+        languages with their shipped defaults, slices, day); the run's `JobSettings.run_config_hash`
+        includes it."""
+        rules = {**self.as_dict(), "language_defaults": {code: asdict(d) for code, d in DEFAULTS.items()}}
+        blob = json.dumps(rules, sort_keys=True, default=list).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
 
 
@@ -213,6 +252,9 @@ def config_from_mapping(data: dict[str, Any]) -> Config:
             continue
         if not isinstance(table, dict):
             raise ConfigError(f"config: [{section}] must be a table")
+        if section == "languages":
+            values["languages"] = _languages(table)
+            continue
         for key, value in table.items():
             name = _TOML_KEYS.get((section, key))
             if name is None:
@@ -227,6 +269,13 @@ def config_from_mapping(data: dict[str, Any]) -> Config:
             getattr(config, attr)
         except re.error as exc:
             raise ConfigError(f"config: invalid regular expression for {attr}: {exc}") from exc
+    for code in sorted({c for c, _, _ in config.languages}):
+        rules = config.rules_for(code)
+        for attr in ("refusal_res", "non_claim_res"):
+            try:
+                getattr(rules, attr)
+            except re.error as exc:
+                raise ConfigError(f"config: invalid regular expression in [languages.{code}] {attr}: {exc}") from exc
     if config.assume_zone != "refuse":
         from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -244,6 +293,25 @@ def config_from_mapping(data: dict[str, Any]) -> Config:
     if "labels" not in config.marker_re.groupindex:
         raise ConfigError("config: markers.pattern needs a named group (?P<labels>...)")
     return config
+
+
+_LANGUAGE_KEYS = ("abbreviations", "refusals", "non_claim_patterns", "refusal_patterns")
+_LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}$")
+
+
+def _languages(table: dict[str, Any]) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """`[languages.<code>]` sections: a lower-case ISO 639 code each, keys of `_LANGUAGE_KEYS`."""
+    out = []
+    for code, keys in table.items():
+        if not _LANGUAGE_CODE.match(code):
+            raise ConfigError(f"config: [languages.{code}]: the section name must be a language code (de, fr, ja)")
+        if not isinstance(keys, dict):
+            raise ConfigError(f"config: [languages.{code}] must be a table")
+        for key, value in keys.items():
+            if key not in _LANGUAGE_KEYS:
+                raise ConfigError(f"config: unknown key languages.{code}.{key} (one of {', '.join(_LANGUAGE_KEYS)})")
+            out.append((code, key, _coerce(f"languages.{code}.{key}", "tuple[str, ...]", value)))
+    return tuple(sorted(out))
 
 
 def _coerce(name: str, type_name: Any, value: Any) -> Any:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from citecheck.core.config import ConfigError
-from citecheck.core.metrics import DERIVED, METRIC_NAMES, METRICS, SENTENCE_SLICES, ScoredTurn, ratios, turn_counts
+from citecheck.core.metrics import BY_NAME, METRIC_NAMES, METRICS, SENTENCE_SLICES, ScoredTurn, ratios, turn_counts
 from citecheck.stats.intervals import ClusterTotals, proportion_intervals
 from citecheck.stats.ratio import Ratio
 
@@ -296,11 +296,12 @@ def overall_decision(decisions: Iterable[str]) -> str:
 
 def _metric_keys(metric: str) -> tuple[str, ...]:
     """The count keys behind a metric (a derived metric: those of the metrics it is made of)."""
-    if metric in METRICS:
-        return METRICS[metric][:2]
-    if metric in DERIVED:  # citation_f1: recall and precision
-        return (*METRICS["citation_recall"][:2], *METRICS["citation_precision"][:2])
-    raise CriteriaError(f"unknown metric {metric!r}")
+    entry = BY_NAME.get(metric)
+    if entry is None:
+        raise CriteriaError(f"unknown metric {metric!r}")
+    if entry.harmonic_mean_of is not None:  # F1: the counts of recall and precision
+        return tuple(k for part in entry.harmonic_mean_of for k in _metric_keys(part))
+    return METRICS[metric][:2]
 
 
 def metric_ratio(counts: Mapping[str, float], metric: str) -> Ratio:
@@ -441,7 +442,7 @@ class CriteriaEvaluator:
 
 def _interval(value: float, variance: float | None, clusters: int, metric: str) -> tuple[float | None, float | None]:
     """The 95% interval of a rate (answers as clusters); none for a count per 1,000 answers."""
-    if metric in METRICS and METRICS[metric][2] != 1.0:
+    if metric in BY_NAME and not BY_NAME[metric].rate:
         return None, None
     if variance is None or clusters < 2:
         return None, None

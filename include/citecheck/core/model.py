@@ -120,11 +120,16 @@ class Sentence:
 
 @dataclass(frozen=True, slots=True)
 class StructuredTurn:
-    """A turn with its sentences: everything the no-model checks know."""
+    """A turn with its sentences: everything the no-model checks know. `language` is the turn's
+    (SPEC §2.2: an ISO 639 code or `und`), `language_source` `logged` or `detected`,
+    `language_repair` the input repair its logged tag needed (`invalid_language_tag`) or None."""
 
     turn: Turn
     sentences: tuple[Sentence, ...]
     is_refusal: bool
+    language: str = "und"
+    language_source: str = "detected"
+    language_repair: str | None = None
     # a claims mode (SPEC §2.1): each check-worthy sentence's claims by sentence index (a sentence
     # not split is its own single claim); None in sentence mode. `claim_splits_rejected`: splits
     # that added content or broke a limit, kept whole.
@@ -160,6 +165,7 @@ class JudgeItem:
     cited: tuple[str, ...]
     context: tuple[Passage, ...]
     claim_index: int | None = None  # a claims mode: the claim of the sentence (`sentence` is its text)
+    language: str = "und"  # the turn's language (SPEC §2.2): picks the NLI model of a `"models"` map
 
     @property
     def key(self) -> JudgmentKey:

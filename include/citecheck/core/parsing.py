@@ -3,10 +3,12 @@
 Sentences come from `sentencex` (a real, fast rule-based segmenter; it keeps "U.S.", "Dr.",
 initials and decimals together), after splitting lines so bullet items and list lines are
 separate sentences, with a configurable list of abbreviations a sentence may not end on
-("approx.", "e.g." …). Markers are removed before segmenting, together with the space before
-them, so the judge sees "… hotel." rather than "… hotel [S2].". A marker written after a
-sentence's full stop — with or without a space, or glued to the next sentence as in
-"… Pershing.[3]Five …" — belongs to the sentence before it.
+("approx.", "e.g." …). Both follow the answer's language (SPEC §2.2; `Config.rules_for`): sentencex
+gets the language code and each language has its abbreviations ("z. B.", "p. ex.", "p. ej."),
+which may hold spaces; 。！？ end a sentence with no space after them. Markers are removed before
+segmenting, together with the space before them, so the judge sees "… hotel." rather than
+"… hotel [S2].". A marker written after a sentence's full stop — with or without a space, or
+glued to the next sentence as in "… Pershing.[3]Five …" — belongs to the sentence before it.
 
 Bracket text inside code (a fenced block or an inline `code span`) and in the middle of a URL
 (`https://x.org/a[1]/b`) is code, not a citation: it stays in the text and names no label.
@@ -16,19 +18,23 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from sentencex import segment
 
 from citecheck.core.config import Config
+from citecheck.core.language_rules import LanguageRules
 
 _GLYPHS = "\u2022\u2023\u25aa\u25e6\u25cf\u25a0\u25ba"  # • ‣ ▪ ◦ ● ■ ►: only ever list bullets
 _BULLET = re.compile(
     rf"^\s*(?:[{_GLYPHS}]\s*|(?:[-*+\u2013\u2014]|\(?\d{{1,3}}[.)]|\(?[a-zA-Z][.)])\s+)")
 _LINE_BREAK = re.compile(rf"\n|(?=[{_GLYPHS}])")  # a bullet glyph inside a line starts a new item
-_STOP_BEFORE = re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]]*$")
+_STOP_BEFORE = re.compile(r"[.!?\u2026\u3002\uff01\uff1f][\"'\u201d\u2019)\]\u300d\u300f\uff09]*$")  # 。！？ 」』）
 _HAS_WORD = re.compile(r"\w")
+_FULL_STOPS = frozenset("\u3002\uff01\uff1f")  # 。！？
+_AFTER_FULL_STOP = re.compile(  # after 。！？, unless a closing quote or bracket or another stop follows
+    r"(?<=[\u3002\uff01\uff1f])(?=[^\s\u3002\uff01\uff1f\u300d\u300f\uff09)\]\"'\u201d\u2019])")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _FENCE = re.compile(r"(?m)^[ \t]*(`{3,}|~{3,})[^\n]*(?:\n|\Z)")
 _INLINE_CODE = re.compile(r"(?<!`)(`{1,2})(?!`)[^\n]*?[^`\n](?<!`)\1(?!`)")
@@ -58,14 +64,15 @@ class _Marker:
     after_stop: bool
 
 
-def split_sentences(text: str, config: Config | None = None) -> list[str]:
+def split_sentences(text: str, config: Config | None = None, language: str | None = None) -> list[str]:
     """Sentences of plain text (passages, key facts): lines first, then the segmenter."""
     cfg = config or _DEFAULT_CONFIG
-    return [text[s:e] for s, e in _sentence_spans(text, cfg)]
+    return [text[s:e] for s, e in _sentence_spans(text, cfg.rules_for(language))]
 
 
-def parse_answer(answer: str, config: Config | None = None) -> list[ParsedSentence]:
-    """Split a marker-format answer into sentences and attach each marker to its sentence."""
+def parse_answer(answer: str, config: Config | None = None, language: str | None = None) -> list[ParsedSentence]:
+    """Split a marker-format answer into sentences and attach each marker to its sentence
+    (`language`: the turn's, None = undetermined)."""
     cfg = config or _DEFAULT_CONFIG
     clean, markers, _ = _strip_markers(answer, cfg)
     for _ in range(_MAX_PASSES):
@@ -76,7 +83,7 @@ def parse_answer(answer: str, config: Config | None = None) -> list[ParsedSenten
             break
         clean, _, cuts = _strip_markers(clean, cfg, matches)
         _move_all(markers, cuts)
-    spans = _sentence_spans(clean, cfg)
+    spans = _sentence_spans(clean, cfg.rules_for(language))
     owned: list[list[_Marker]] = [[] for _ in spans]
     if spans:
         starts = [s for s, _ in spans]
@@ -86,7 +93,7 @@ def parse_answer(answer: str, config: Config | None = None) -> list[ParsedSenten
 
 
 def parse_plain(text: str, spans_labels: Sequence[tuple[int, int, str] | tuple[int, int, str, bool]],
-                config: Config | None = None) -> list[ParsedSentence]:
+                config: Config | None = None, language: str | None = None) -> list[ParsedSentence]:
     """Split a marker-free answer; a sentence gets the labels of its citations (`cited_by`).
 
     Used for provider-native citations: `(start, end, label)` is an answer span, a fourth item
@@ -94,14 +101,15 @@ def parse_plain(text: str, spans_labels: Sequence[tuple[int, int, str] | tuple[i
     """
     points = [len(c) > 3 and bool(c[3]) for c in spans_labels]  # type: ignore[misc]
     return parse_cited(text, [(c[0], c[1]) for c in spans_labels], [c[2] for c in spans_labels], points,
-                       config)[0]
+                       config, language)[0]
 
 
 def parse_cited(text: str, spans: Sequence[tuple[int, int]], labels: Sequence[str], points: Sequence[bool],
-                config: Config | None = None) -> tuple[list[ParsedSentence], list[list[int]]]:
+                config: Config | None = None, language: str | None = None
+                ) -> tuple[list[ParsedSentence], list[list[int]]]:
     """`parse_plain` with the citations as columns; also returns each sentence's citation indices."""
     cfg = config or _DEFAULT_CONFIG
-    sentences = _sentence_spans(text, cfg)
+    sentences = _sentence_spans(text, cfg.rules_for(language))
     hits_by_sentence = cited_by(text, sentences, spans, points)
     out = []
     for (start, end), hits in zip(sentences, hits_by_sentence, strict=True):
@@ -282,7 +290,7 @@ def _strip_markers(answer: str, cfg: Config, matches: list[re.Match[str]] | None
     return "".join(pieces), markers, cuts
 
 
-def _sentence_spans(text: str, cfg: Config) -> list[tuple[int, int]]:
+def _sentence_spans(text: str, rules: LanguageRules) -> list[tuple[int, int]]:
     """(start, end) of each sentence: per line, segmenter output, abbreviation merges, trimmed."""
     spans: list[tuple[int, int]] = []
     for offset, line in _lines(text):
@@ -294,10 +302,11 @@ def _sentence_spans(text: str, cfg: Config) -> list[tuple[int, int]]:
         pos = 0
         merged: list[list[int]] = []
         # the segmenter encodes to UTF-8: a lone surrogate would raise; one stand-in keeps lengths
-        for piece in segment("en", _SURROGATE.sub("\ufffd", body) if _SURROGATE.search(body) else body):
+        for piece in _pieces(rules.segmenter_language,
+                             _SURROGATE.sub("\ufffd", body) if _SURROGATE.search(body) else body):
             s, e = pos, pos + len(piece)
             pos = e
-            if merged and _ends_with_abbreviation(body[merged[-1][0]:merged[-1][1]], cfg):
+            if merged and rules.ends_with_abbreviation(body[merged[-1][0]:merged[-1][1]], piece):
                 merged[-1][1] = e
             else:
                 merged.append([s, e])
@@ -312,6 +321,16 @@ def _sentence_spans(text: str, cfg: Config) -> list[tuple[int, int]]:
     return spans
 
 
+def _pieces(language: str, body: str) -> Iterator[str]:
+    """The segmenter's pieces, each also cut after 。！？ (full-width stops end a sentence with no
+    space after them, even before a digit, where the segmenter keeps going)."""
+    for piece in segment(language, body):
+        if _FULL_STOPS.intersection(piece):
+            yield from (p for p in _AFTER_FULL_STOP.split(piece) if p)
+        else:
+            yield piece
+
+
 def _lines(text: str) -> list[tuple[int, str]]:
     """(offset, line) of each line or list item: split at line breaks and before bullet glyphs."""
     out: list[tuple[int, str]] = []
@@ -322,11 +341,6 @@ def _lines(text: str) -> list[tuple[int, str]]:
         start = brk.end()
     out.append((start, text[start:]))
     return out
-
-
-def _ends_with_abbreviation(sentence: str, cfg: Config) -> bool:
-    words = sentence.rstrip().rsplit(None, 1)
-    return bool(words) and words[-1].casefold() in cfg.abbreviations
 
 
 def _judge_text(raw: str) -> str:

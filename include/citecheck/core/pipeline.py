@@ -58,9 +58,11 @@ def judge_items(structured: StructuredTurn) -> list[JudgeItem]:
     resolved citations and the whole context set."""
     context = structured.turn.context
     if structured.claims is None:
-        return [JudgeItem(structured.turn_id, s.index, s.text, s.resolved_labels, context)
+        return [JudgeItem(structured.turn_id, s.index, s.text, s.resolved_labels, context,
+                          language=structured.language)
                 for s in structured.sentences if s.check_worthy]
-    return [JudgeItem(structured.turn_id, s.index, text, s.resolved_labels, context, claim_index=c)
+    return [JudgeItem(structured.turn_id, s.index, text, s.resolved_labels, context, claim_index=c,
+                      language=structured.language)
             for s in structured.sentences if s.check_worthy
             for c, text in enumerate(structured.claim_texts(s))]
 
@@ -344,6 +346,8 @@ def turn_json(scored: ScoredTurn, *, judged: bool = True) -> dict[str, Any]:
         "conversation_id": st.turn.conversation_id,
         "question": st.turn.question,
         "attributes": dict(st.turn.attributes),
+        "language": st.language,
+        "language_source": st.language_source,
         "is_refusal": st.is_refusal,
         "sentences": sentences,
         "pointer_problems": [

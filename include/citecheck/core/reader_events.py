@@ -104,7 +104,7 @@ def reader_event(data: Any) -> ReaderEvent:
 def reader_counts(events: Iterable[ReaderEvent], verdicts: Sequence[Any], *, selected: bool) -> Counter[str]:
     """The reader counts of one answer on a day that logs reader events (see the module doc).
     `verdicts`: the answer's `SentenceVerdict`s; `selected`: whether the answer was judged."""
-    from citecheck.core.verdicts import UNJUDGED
+    from citecheck.core.vocabulary import UNJUDGED
 
     c: Counter[str] = Counter(reader_answers=1)
     shown: set[tuple[int | None, str | None]] = set()

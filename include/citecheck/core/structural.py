@@ -13,12 +13,15 @@ from dataclasses import dataclass
 
 from citecheck.core.config import Config
 from citecheck.core.figures import DEFAULT_LANGUAGE, Figure, find_figures, trace_figures
+from citecheck.core.languages import UNDETERMINED, turn_language
 from citecheck.core.model import Sentence, StructuredTurn, Turn
 from citecheck.core.parsing import ParsedSentence, parse_answer, parse_cited
 from citecheck.core.text import normalise_for_match
 from citecheck.core.turns import MAX_LABEL_CHARS
 
-_TRAILING_PUNCT = re.compile(r"[\s.!?\u2026]+$")
+_TRAILING_PUNCT = re.compile(r"[\s.!?\u2026\u3002\uff01\uff1f]+$")
+_CLOSERS = "\"'\u201d\u2019)\u300d\u300f\uff09"  # " ' ” ’ ) 」 』 ）
+QUESTION_MARKS = ("?", "\uff1f")  # ? ？; a sentence opening with ¿ is a question too
 
 
 class ConversationHistory:
@@ -63,29 +66,37 @@ class ConversationHistory:
         return first is not None and first < turn_index
 
 
-def check_worthiness(text: str, config: Config) -> tuple[bool, str | None]:
-    """Is this sentence a statement about the world? Returns (check_worthy, reason if not)."""
+def check_worthiness(text: str, config: Config, language: str | None = None) -> tuple[bool, str | None]:
+    """Is this sentence a statement about the world? Returns (check_worthy, reason if not).
+    `language`: the turn's (None = undetermined), which picks the offer and refusal rules."""
+    rules = config.rules_for(language)
     normal = normalise_for_match(text)
-    refusals = _refusal_set(config)
-    if (refusals and _TRAILING_PUNCT.sub("", normal) in refusals) or _matcher(config.refusal_patterns,
-                                                                              config.refusal_res)(normal):
+    refusals = _refusal_set(rules.refusals)
+    if (refusals and _TRAILING_PUNCT.sub("", normal) in refusals) or _matcher(rules.refusal_patterns,
+                                                                              rules.refusal_res)(normal):
         return False, "refusal"
-    if config.questions_are_non_claims and text.rstrip().rstrip("\"'\u201d\u2019)").endswith("?"):
+    if config.questions_are_non_claims and is_question(text):
         return False, "question"
-    if _matcher(config.non_claim_patterns, config.non_claim_res)(normal):
+    if _matcher(rules.non_claim_patterns, rules.non_claim_res)(normal):
         return False, "offer"
     return True, None
+
+
+def is_question(text: str) -> bool:
+    """A question to the user: ends in ? or ？ (before closing quotes or brackets), or opens with ¿."""
+    stripped = text.strip()
+    return stripped.rstrip(_CLOSERS).endswith(QUESTION_MARKS) or stripped.lstrip("\"'(\u201c").startswith("\u00bf")
 
 
 _REFUSAL_CACHE: dict[tuple[str, ...], frozenset[str]] = {}
 _MATCHER_CACHE: dict[tuple[str, ...], Callable[[str], bool]] = {}
 
 
-def _refusal_set(config: Config) -> frozenset[str]:
-    cached = _REFUSAL_CACHE.get(config.refusals)
+def _refusal_set(refusals: tuple[str, ...]) -> frozenset[str]:
+    cached = _REFUSAL_CACHE.get(refusals)
     if cached is None:
-        cached = frozenset(_TRAILING_PUNCT.sub("", normalise_for_match(r)) for r in config.refusals)
-        _REFUSAL_CACHE[config.refusals] = cached
+        cached = frozenset(_TRAILING_PUNCT.sub("", normalise_for_match(r)) for r in refusals)
+        _REFUSAL_CACHE[refusals] = cached
     return cached
 
 
@@ -114,17 +125,17 @@ def _build_matcher(patterns: tuple[str, ...], compiled: tuple[re.Pattern[str], .
 
 
 def parse_turn(turn: Turn, config: Config) -> list[ParsedSentence]:
-    """Sentences of a turn's answer, with the labels each one cites."""
-    return _parse(turn, config)[0]
+    """Sentences of a turn's answer (in its language), with the labels each one cites."""
+    return _parse(turn, config, turn_language(turn.attributes, turn.answer).code)[0]
 
 
-def _parse(turn: Turn, config: Config) -> tuple[list[ParsedSentence], list[list[int]] | None]:
+def _parse(turn: Turn, config: Config, language: str) -> tuple[list[ParsedSentence], list[list[int]] | None]:
     """Sentences of a turn, and for a native turn each sentence's citation indices."""
     if turn.answer_format == "markers":
-        return parse_answer(turn.answer, config), None
+        return parse_answer(turn.answer, config, language), None
     cites = turn.native_citations
     return parse_cited(turn.answer, [(c.start, c.end) for c in cites], [c.label for c in cites],
-                       [c.point for c in cites], config)
+                       [c.point for c in cites], config, language)
 
 
 def storable_label(label: str) -> str:
@@ -171,13 +182,14 @@ def sentence_figures(text: str, resolved: tuple[str, ...], turn: Turn, language:
     return trace_figures(figures, passages, language)
 
 
-def structure_turn(turn: Turn, config: Config, history: ConversationHistory | None = None,
-                   language: str = DEFAULT_LANGUAGE) -> StructuredTurn:
-    """Parse a turn and run every structural check on its sentences; `language` (a BCP 47 code)
-    reads its figures."""
+def structure_turn(turn: Turn, config: Config, history: ConversationHistory | None = None) -> StructuredTurn:
+    """Find the turn's language (SPEC §2.2), parse it and run every structural check on its
+    sentences, in its language (segmentation, check-worthiness, figures)."""
     context_labels = {p.label for p in turn.context}
     sentences: list[Sentence] = []
-    parsed_sentences, hits = _parse(turn, config)
+    language = turn_language(turn.attributes, turn.answer)
+    figures_language = DEFAULT_LANGUAGE if language.code == UNDETERMINED else language.code
+    parsed_sentences, hits = _parse(turn, config, language.code)
     native = hits is not None
     by_sentence = _native_labels(turn, hits) if hits is not None else []
     for i, parsed in enumerate(parsed_sentences):
@@ -188,9 +200,9 @@ def structure_turn(turn: Turn, config: Config, history: ConversationHistory | No
             lab for lab in unknown
             if history is not None and history.is_stale(turn.conversation_id, turn.turn_index, lab)
         )
-        worthy, reason = check_worthiness(parsed.text, config)
+        worthy, reason = check_worthiness(parsed.text, config, language.code)
         resolved = tuple(dict.fromkeys(lab for lab in parsed.labels if lab not in unknown))
-        figures = sentence_figures(parsed.text, resolved, turn, language) if worthy else ()
+        figures = sentence_figures(parsed.text, resolved, turn, figures_language) if worthy else ()
         sentences.append(Sentence(
             index=i,
             text=parsed.text,
@@ -212,4 +224,5 @@ def structure_turn(turn: Turn, config: Config, history: ConversationHistory | No
     if history is not None:
         history.record(turn.conversation_id, turn.turn_index, context_labels)
     is_refusal = any(s.is_refusal for s in sentences) and not any(s.check_worthy for s in sentences)
-    return StructuredTurn(turn=turn, sentences=tuple(sentences), is_refusal=is_refusal)
+    return StructuredTurn(turn=turn, sentences=tuple(sentences), is_refusal=is_refusal, language=language.code,
+                          language_source=language.source, language_repair=language.repair)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+import itertools
 import re
+import unicodedata
 
 _WS = re.compile(r"\s+")
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u201c": '"', "\u201d": '"'})
@@ -19,10 +22,18 @@ def normalise_for_match(text: str) -> str:
     return _WS.sub(" ", text.translate(_APOSTROPHES)).strip().casefold()
 
 
+def normalise_for_quote(text: str) -> str:
+    """`normalise_for_match` after Unicode NFKC: full-width forms (ＡＢＣ１２３，), half-width
+    katakana, ligatures and no-break spaces read as their plain forms, so a quote the LLM gives in
+    either form of the same characters verifies (SPEC §2.2)."""
+    return normalise_for_match(unicodedata.normalize("NFKC", text))
+
+
 def quote_in_passage(quote: str, passage: str) -> bool:
-    """True when `quote` occurs verbatim in `passage` after normalisation. No fuzzy matching."""
-    needle = normalise_for_match(quote)
-    return bool(needle) and needle in normalise_for_match(passage)
+    """True when `quote` occurs verbatim in `passage` after normalisation (whitespace, case, curly
+    quotes, NFKC). No fuzzy matching."""
+    needle = normalise_for_quote(quote)
+    return bool(needle) and needle in normalise_for_quote(passage)
 
 
 def text_hash(text: str) -> str:
@@ -32,10 +43,16 @@ def text_hash(text: str) -> str:
 
 def find_span(passage: str, quote: str) -> tuple[int, int] | None:
     """(start, end) of `quote` in `passage` matched as `quote_in_passage` matches (whitespace runs,
-    case and curly quotes ignored), as offsets into the original passage; None when absent."""
-    words = quote.translate(_APOSTROPHES).split()
+    case, curly quotes and NFKC forms ignored), as offsets into the original passage; None when absent."""
+    words = unicodedata.normalize("NFKC", quote).translate(_APOSTROPHES).split()
     if not words:
         return None
     pattern = r"\s+".join(re.escape(w) for w in words)
-    found = re.search(pattern, passage.translate(_APOSTROPHES), re.IGNORECASE)
-    return (found.start(), found.end()) if found else None
+    pieces = [unicodedata.normalize("NFKC", c) for c in passage]  # one piece per passage character
+    found = re.search(pattern, "".join(pieces).translate(_APOSTROPHES), re.IGNORECASE)
+    if not found:
+        return None
+    ends = list(itertools.accumulate(len(p) for p in pieces))  # normalised end of each character
+    start = bisect.bisect_right(ends, found.start())
+    end = bisect.bisect_left(ends, found.end()) + 1
+    return (start, min(end, len(passage)))

@@ -1,11 +1,7 @@
 """From a judgment to a sentence verdict and per-citation credit (SPEC §5).
 
-Verdicts: `supported` (its resolved citations support it), `miscited` (they don't, another
-context passage does), `uncited_supported` (no resolved citation, a passage supports it),
-`unsupported`, `unjudged` (no judgment), `partially_supported` (a claims mode: some of its claims
-supported, some not; `citecheck.core.claims.verdicts`), `not_check_worthy`, `not_selected` (its turn was outside the
-judged share); LLM-judged sentences may carry
-`partial` or `contradicted`.
+The verdict names, their groups and the LLM reply's names are `core.vocabulary` (one table of
+what each verdict means); this module decides which one a sentence gets.
 
 Credit follows ALCE: a citation is credited when its sentence is supported and it is not
 irrelevant, irrelevant meaning it cannot support the sentence alone AND the remaining citations
@@ -19,19 +15,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from citecheck.core.model import Judgment, Sentence
+from citecheck.core.vocabulary import (
+    FAITHFUL_VERDICTS,
+    JUDGE_VERDICTS,
+    MISCITED,
+    NOT_CHECK_WORTHY,
+    NOT_SELECTED,
+    SUPPORTED,
+    UNCITED_SUPPORTED,
+    UNJUDGED,
+    UNSUPPORTED,
+)
 from citecheck.judges.derive import alce_credited
-
-SUPPORTED = "supported"
-MISCITED = "miscited"
-UNCITED_SUPPORTED = "uncited_supported"
-UNSUPPORTED = "unsupported"
-UNJUDGED = "unjudged"
-PARTIALLY_SUPPORTED = "partially_supported"
-NOT_CHECK_WORTHY = "not_check_worthy"
-NOT_SELECTED = "not_selected"
-PARTIAL = "partial"
-CONTRADICTED = "contradicted"
-JUDGE_VERDICTS = (PARTIAL, CONTRADICTED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +39,7 @@ class SentenceVerdict:
 
     @property
     def faithful(self) -> bool:
-        return self.verdict in (SUPPORTED, MISCITED, UNCITED_SUPPORTED) or (
+        return self.verdict in FAITHFUL_VERDICTS or (
             self.judgment is not None and self.judgment.judged and self.judgment.faithful
         )
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from citecheck.demo.dialogue import REFUSAL_SENTENCES
-from citecheck.demo.judgments import judge_spec
+from citecheck.demo.judgments import judge_spec, with_claim_rows
 
 if TYPE_CHECKING:
     from citecheck.core.config import Config
@@ -68,16 +68,22 @@ def loadable_malformed(sample: Sample) -> list[dict]:
     return rows
 
 
-def write_judge(sample: Sample, path: str | Path) -> None:
-    """Write the recorded judge file for the sample."""
-    text = json.dumps(judge_spec(sample), ensure_ascii=False, indent=1)
+def write_judge(sample: Sample, path: str | Path, *, claims: bool = False) -> None:
+    """Write the recorded judge file for the sample; `claims`: with a row for each claim the rule
+    splitter makes of its sentences (`demo.judgments.with_claim_rows`), for `[claims] mode = "rules"`."""
+    spec = judge_spec(sample)
+    if claims:
+        spec = {**spec, "judgments": with_claim_rows(spec["judgments"])}
+    text = json.dumps(spec, ensure_ascii=False, indent=1)
     Path(path).write_text(text + "\n", encoding="utf-8")
 
 
-def config_toml() -> str:
-    """A run configuration for the sample: its refusal sentences as check-worthiness rules."""
+def config_toml(*, claims: bool = False) -> str:
+    """A run configuration for the sample: its refusal sentences as check-worthiness rules;
+    `claims`: the rule claim splitter on (`[claims] mode = "rules"`)."""
     quoted = ", ".join(json.dumps(r, ensure_ascii=False) for r in REFUSAL_SENTENCES)
-    return f"# Configuration for the bundled sample data.\n[check_worthiness]\nrefusals = [{quoted}]\n"
+    text = f"# Configuration for the bundled sample data.\n[check_worthiness]\nrefusals = [{quoted}]\n"
+    return text + ('\n[claims]\nmode = "rules"\n' if claims else "")
 
 
 def sample_config() -> Config:
@@ -87,16 +93,16 @@ def sample_config() -> Config:
     return config_from_mapping(tomllib.loads(config_toml()))
 
 
-def write_sample(sample: Sample, folder: str | Path) -> SampleFiles:
+def write_sample(sample: Sample, folder: str | Path, *, claims: bool = False) -> SampleFiles:
     """Write the turns (broken lines included), the recorded judge, the config and the reader
-    events into `folder`."""
+    events into `folder`; `claims`: in the rule claims mode (config and judge)."""
     files = sample_files(folder)
     files.turns.parent.mkdir(parents=True, exist_ok=True)
     write_turns_jsonl(sample, files.turns)
     for path, events in ((files.events, sample.reader_events), (files.late_events, sample.late_reader_events)):
         path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
-    write_judge(sample, files.judge)
-    files.config.write_text(config_toml(), encoding="utf-8")
+    write_judge(sample, files.judge, claims=claims)
+    files.config.write_text(config_toml(claims=claims), encoding="utf-8")
     return files
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from citecheck.core.vocabulary import MISCITED, NOT_CHECK_WORTHY, SUPPORTED, UNCITED_SUPPORTED, UNJUDGED, UNSUPPORTED
 from citecheck.demo.answers import Sent
 from citecheck.demo.dialogue import OFFERS, REFUSAL_SENTENCES, USER_QUESTIONS
 from citecheck.demo.knowledge import JOINT_KEYS, JOINTS, PASSAGES, SINGLE_KEYS, label_key
@@ -52,18 +53,18 @@ def expected_sentence(sent: Sent, turn: dict[str, Any]) -> ExpectedSentence:
     labels = tuple(dict.fromkeys(sent.labels))
     joint = (sent.joint,) if sent.joint else ()
     if not sent.check_worthy:
-        verdict = "not_check_worthy"
+        verdict = NOT_CHECK_WORTHY
     elif sent.kind == "no_source_text":  # every cited source was logged without its text
-        verdict = "unjudged"
+        verdict = UNJUDGED
     else:
         resolved = set(_resolved(sent, turn))
         cited = bool(resolved & set(sent.supported_by)) or bool(sent.joint and set(sent.joint) <= resolved)
         if cited:
-            verdict = "supported"
+            verdict = SUPPORTED
         elif sent.supported_by or sent.joint:
-            verdict = "miscited" if resolved else "uncited_supported"
+            verdict = MISCITED if resolved else UNCITED_SUPPORTED
         else:
-            verdict = "unsupported"
+            verdict = UNSUPPORTED
     return ExpectedSentence(sent.body, labels, sent.kind, verdict, sent.check_worthy,
                             tuple(sent.supported_by), joint)
 
@@ -86,6 +87,42 @@ def judgment_rows(turns: Iterable[Sequence[ExpectedSentence]]) -> list[dict[str,
             if seen != row:
                 raise AssertionError(f"sample generator: conflicting judgments for {s.text!r}")
     return list(rows.values())
+
+
+def with_claim_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows plus one per claim the rule splitter (`[claims] mode = "rules"`) makes of a row's
+    statement, judged as its statement is: the generator writes a compound sentence from one
+    passage's facts, so each of its conjuncts is supported by what supports the whole, and a conjunct
+    of a sentence drawn as unsupported is recorded as unsupported (the generator does not say which
+    half is wrong). A claim that some other statement could also give with another judgment, or
+    that is a statement itself, gets no row of its own (`_judged_claims`): it stays unjudged rather
+    than guessed, and every day's rows agree with the full judge file."""
+    from citecheck.core.claims.rules import split_sentence
+
+    allowed = _judged_claims()
+    out = {row["statement"]: row for row in rows}
+    for row in rows:
+        for claim in split_sentence(row["statement"]):
+            if claim in allowed and claim not in out:
+                out[claim] = {**row, "statement": claim}
+    return list(out.values())
+
+
+@cache
+def _judged_claims() -> frozenset[str]:
+    """Claims of the rule splitter that only one judgment can come with, over every statement the
+    generator can write."""
+    from citecheck.core.claims.rules import split_sentence
+
+    rows = [_row(t, s, j) for t, s, j in _all_rows()]
+    statements = {row["statement"] for row in rows}
+    judged: dict[str, set[str]] = {}
+    for row in rows:
+        judgment = repr((row["supported_by"], row.get("jointly_supported_by")))
+        for claim in split_sentence(row["statement"]):
+            if claim not in statements:
+                judged.setdefault(claim, set()).add(judgment)
+    return frozenset(claim for claim, judgments in judged.items() if len(judgments) == 1)
 
 
 def judge_spec(sample: Sample) -> dict[str, Any]:
@@ -114,4 +151,5 @@ def _all_rows() -> tuple[tuple[str, tuple[str, ...], tuple[tuple[str, ...], ...]
 def full_judge_spec() -> dict[str, Any]:
     """A recorded judge covering every sentence the generator can write, for any dates and seed."""
     about = "citecheck bundled sample data: every statement the generator can write"
-    return {"kind": "recorded", "about": about, "judgments": [_row(t, s, j) for t, s, j in _all_rows()]}
+    return {"kind": "recorded", "about": about,
+            "judgments": with_claim_rows([_row(t, s, j) for t, s, j in _all_rows()])}

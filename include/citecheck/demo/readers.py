@@ -19,12 +19,12 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
+from citecheck.core.vocabulary import BAD_VERDICTS
 from citecheck.demo.judgments import ExpectedSentence
 
 SHOWN = 0.93  # a rendered citation's shown event is logged (some clients log nothing)
 OPEN = {"good": 0.03, "bad": 0.05}  # a shown citation is opened
 REPORT = {"good": 0.002, "bad": 0.04}  # a shown citation is reported as a wrong source
-BAD_VERDICTS = frozenset({"miscited", "unsupported", "partial", "contradicted"})
 LATE_FROM_HOUR = 18
 
 

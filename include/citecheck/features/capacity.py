@@ -8,7 +8,9 @@ measurements, never from constants:
   where a perfect model would) and counts: model pairs per check-worthy sentence before dedupe,
   after the judge's within-day dedupe, and after the second day's judgment-cache hits.
 - **pairs/s**: a rates file written by `bench/bench_nli.py --rates-out` (every backend variant
-  measured side by side on this machine), or a short calibration run of a judge file here.
+  measured side by side on this machine), or a short calibration run of a judge file here, or,
+  given neither, the latest rates measured for the project (shipped as package data; an estimate
+  for any other machine, and the plan says where and when they were measured).
   One GPU worker's rate is a measured figure only when the rates file holds one; otherwise it is
   an estimate from the model's FLOPs per pair and an assumed effective GPU throughput, and is
   printed as such.
@@ -29,7 +31,7 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from time import perf_counter
 from typing import Any
@@ -45,6 +47,8 @@ ENCODER_FLOPS_PER_TOKEN = {"deberta": 2 * 86e6 * 1.3, "minilm": 2 * 11e6 * 1.3}
 """2 × non-embedding parameters × 1.3 (attention and relative-position terms), per token."""
 FAITHFUL_FLIPS = 0.01
 """Issue 15: a backend is faithful when it flips at most 1% of the decisions of torch fp32."""
+PACKAGED_RATES_DIR = "data"
+"""`features/data/`: a copy of the newest rates file of `bench/results/` (a test keeps them equal)."""
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
@@ -183,6 +187,8 @@ class Rates:
     chunk_cpu: dict[str, float] | None = None
     """Pairs/s on chunk pairs (`"premise": "chunks"`) per variant, where measured."""
     chunk_pair_tokens: float | None = None
+    estimate: bool = False
+    """Measured elsewhere (the rates shipped with the package): an estimate for this machine."""
 
     def fastest_faithful(self) -> str:
         return fastest_faithful(self.cpu, self.flip_share or {})
@@ -200,17 +206,41 @@ def rates_from_file(path: str | Path, model: str) -> Rates:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise PlanError(f"plan: cannot read the rates file {path}: {exc}") from exc
+    return _rates(doc, model, str(path))
+
+
+def packaged_rates(model: str) -> Rates:
+    """The latest rates measured for the project (the newest `bench/results/nli_rates*.json`, shipped
+    in `features/data/`): what `citecheck plan` sizes on without --rates or --judge. They were
+    measured on another machine, so for this one they are an estimate, and the source says so."""
+    from importlib.resources import files
+
+    shipped = [f for f in files(__package__).joinpath(PACKAGED_RATES_DIR).iterdir()
+               if f.name.startswith("nli_rates") and f.name.endswith(".json")]
+    if not shipped:
+        raise PlanError("plan: this install ships no measured rates; give --rates FILE or --judge FILE")
+    docs = [(json.loads(f.read_text(encoding="utf-8")), f.name) for f in shipped]
+    doc, name = max(docs, key=lambda d: str(d[0].get("measured_at", "")))
+    rates = _rates(doc, model, f"bench/results/{name}")
+    return replace(rates, estimate=True, source=(
+        f"ESTIMATE: the latest rates shipped with citecheck, {rates.source}, not measured on this machine "
+        "(measure yours: --judge FILE, or bench/bench_nli.py --rates-out FILE then --rates FILE)"))
+
+
+def _rates(doc: Any, model: str, where: str) -> Rates:
+    """A parsed rates document (`citecheck-nli-rates/1`) → `model`'s rates; `where` names it in errors."""
     if not isinstance(doc, dict) or doc.get("format") != "citecheck-nli-rates/1":
-        raise PlanError(f"plan: {path} is not a rates file written by bench/bench_nli.py --rates-out")
+        raise PlanError(f"plan: {where} is not a rates file written by bench/bench_nli.py --rates-out")
     rates = doc.get("pairs_per_second", {}).get(model)
     if not rates:
-        raise PlanError(f"plan: {path} has no rates for model {model!r}; it has {sorted(doc['pairs_per_second'])}")
+        raise PlanError(f"plan: {where} has no rates for model {model!r}; it has {sorted(doc['pairs_per_second'])}")
     gpu = (doc.get("gpu") or {}).get(model)
+    on = f" on {doc['cpu']}" if doc.get("cpu") else ""
     return Rates(
         model=model,
         cpu=dict(rates),
         cpu_threads=doc.get("cpu_threads_per_worker"),
-        source=f"{path} (measured {doc.get('measured_at', '?')}, {doc.get('pairs', '?')} pairs)",
+        source=f"{where} (measured {doc.get('measured_at', '?')}{on}, {doc.get('pairs', '?')} pairs)",
         gpu=gpu,
         gpu_source="measured" if gpu else "",
         pair_tokens=doc.get("pair_tokens_mean"),
@@ -228,6 +258,9 @@ def calibrate(judge_file: str | Path, pairs: int = 96) -> Rates:
     spec = json.loads(Path(judge_file).read_text(encoding="utf-8"))
     if spec.get("kind") != "nli":
         raise PlanError(f"plan: {judge_file} is not an NLI judge file (kind {spec.get('kind')!r})")
+    if isinstance(spec.get("models"), dict) and len(spec["models"]) > 1:
+        raise PlanError(f"plan: {judge_file} maps languages to models; plan each model with a judge file of "
+                        "its own (\"model\": …) on its language's share of the traffic")
     judge = from_spec(spec, progress=False)
     batch = sample_pairs(pairs)
     judge.scorer.probabilities(batch[: min(16, len(batch))])  # warm-up
@@ -293,6 +326,7 @@ def plan(
         "cpu_rate_note": rate_note,
         "cpu_threads_per_worker": rates.cpu_threads,
         "rates_source": rates.source,
+        "rates_estimate": rates.estimate,
         "gpu_pairs_per_second": gpu,
         "gpu_source": rates.gpu_source or (
             f"estimate ({GPU_EFFECTIVE_TFLOPS:g} effective TFLOP/s fp16, not measured)" if gpu else "unknown"

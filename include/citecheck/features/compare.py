@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from citecheck.core.metrics import METRICS, SCORED_HEADLINE_METRICS
+from citecheck.core.metrics import BY_NAME, METRICS, SCORED_HEADLINE_METRICS, f1_value
 from citecheck.stats.intervals import CONFIDENCE, ClusterTotals, harmonic_mean_gradient
 
 KEY_CHOICES = "turn_id | question | attributes.NAME"
@@ -102,10 +102,11 @@ def compare(base: Sequence[Mapping[str, Any]], candidate: Sequence[Mapping[str, 
 
 
 def _count_keys(metric: str) -> tuple[str, ...]:
-    if metric == "citation_f1":
-        return (*METRICS["citation_recall"][:2], *METRICS["citation_precision"][:2])
-    if metric not in METRICS:
+    entry = BY_NAME.get(metric)
+    if entry is None:
         raise CompareError(f"no metric {metric!r}")
+    if entry.harmonic_mean_of is not None:  # F1: the counts of its two parts
+        return tuple(k for part in entry.harmonic_mean_of for k in _count_keys(part))
     return METRICS[metric][:2]
 
 
@@ -121,12 +122,13 @@ def _paired_totals(pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
 
 def _ratio_and_gradient(totals: ClusterTotals, side: str, metric: str) -> tuple[float | None, dict[str, float]]:
     """A side's micro value over the pairs and its gradient over that side's totals."""
-    if metric == "citation_f1":
-        recall, g_recall = _ratio_and_gradient(totals, side, "citation_recall")
-        precision, g_precision = _ratio_and_gradient(totals, side, "citation_precision")
+    parts = BY_NAME[metric].harmonic_mean_of
+    if parts is not None:  # F1 of two ratios (`f1_value`), its gradient through both
+        recall, g_recall = _ratio_and_gradient(totals, side, parts[0])
+        precision, g_precision = _ratio_and_gradient(totals, side, parts[1])
         if recall is None or precision is None:
             return None, {}
-        value = 0.0 if recall + precision == 0 else 2 * recall * precision / (recall + precision)
+        value = f1_value(recall, precision)
         d_recall, d_precision = harmonic_mean_gradient(recall, precision)
         return value, {**{k: d_recall * v for k, v in g_recall.items()},
                        **{k: d_precision * v for k, v in g_precision.items()}}

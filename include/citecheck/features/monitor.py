@@ -49,15 +49,11 @@ from typing import Any
 
 from citecheck.core.alert_groups import alert_groups, echo_summary, group_alerts, slice_label
 from citecheck.core.config import Config, ConfigError
-from citecheck.core.metrics import METRIC_NAMES, METRICS
+from citecheck.core.metrics import BY_NAME, METRIC_NAMES, MONITORED_METRICS, REGISTRY
 from citecheck.stats.step_tests import level_shift_p, sampling_p
 
-DEFAULT_METRICS = (
-    "unknown_label_rate", "unknown_labels_per_1000_answers", "rewrite_or_block_per_1000_answers", "attachment_rate",
-    "multi_citation_share", "marker_after_stop_share", "unjudged_rate", "citation_recall", "citation_precision",
-    "first_stage_false_pass_rate", "refusal_rate", "pointer_problem_rate", "citation_open_rate",
-    "source_reports_per_1000_answers", "reported_citation_unsupported_share",
-)
+# The monitored metrics and their step sizes by default: the registry's `watch` field.
+DEFAULT_METRICS = MONITORED_METRICS
 
 
 @dataclass(frozen=True)
@@ -80,23 +76,8 @@ class Threshold:
         return " and ".join(parts) or "any change"
 
 
-DEFAULT_THRESHOLDS: dict[str, Threshold] = {
-    "unknown_label_rate": Threshold(abs=0.01, rel=0.5),
-    "unknown_labels_per_1000_answers": Threshold(abs=10.0, rel=0.5),
-    "rewrite_or_block_per_1000_answers": Threshold(abs=30.0, rel=0.2),
-    "attachment_rate": Threshold(abs=0.05),
-    "multi_citation_share": Threshold(abs=0.03, rel=0.5),
-    "marker_after_stop_share": Threshold(abs=0.05),
-    "unjudged_rate": Threshold(abs=0.02),
-    "citation_recall": Threshold(abs=0.05),
-    "citation_precision": Threshold(abs=0.05),
-    "first_stage_false_pass_rate": Threshold(abs=0.1),
-    "refusal_rate": Threshold(abs=0.03, rel=0.5),
-    "pointer_problem_rate": Threshold(abs=0.01, rel=0.5),  # a provider app's logging or format change
-    "citation_open_rate": Threshold(abs=0.01, rel=0.3),
-    "source_reports_per_1000_answers": Threshold(abs=5.0, rel=0.5),
-    "reported_citation_unsupported_share": Threshold(abs=0.15),
-}
+DEFAULT_THRESHOLDS: dict[str, Threshold] = {m.name: Threshold(abs=m.watch.abs, rel=m.watch.rel)
+                                             for m in REGISTRY if m.watch is not None}
 FALLBACK_THRESHOLD = Threshold(rel=0.25)  # a configured metric without its own threshold
 ONGOING_DAYS = 3  # a change already seen on one of these last days is not a new step
 
@@ -260,15 +241,16 @@ def pooled_counts(metric: str, averaging: str, row: Mapping[str, Any], past: Seq
                   ) -> dict[str, Any] | None:
     """The sampling test's inputs for a micro row of a counted metric (None otherwise): the day's
     event count and trials, the history's pooled rate, and whether it is a count per unit."""
-    if averaging != "micro" or metric not in METRICS or row.get("numerator") is None:
+    entry = BY_NAME.get(metric)
+    if averaging != "micro" or entry is None or entry.derived or row.get("numerator") is None:
         return None
-    scale = METRICS[metric][2]
+    scale = entry.scale
     events = sum(r["numerator"] or 0 for r in past) / scale
     trials = sum(r["denominator"] or 0 for r in past)
     if not trials:
         return None
     return {"count": row["numerator"] / scale, "trials": row["denominator"] or 0, "rate": events / trials,
-            "per_unit": scale != 1.0}
+            "per_unit": not entry.rate}
 
 
 def alert_message(alerts: Sequence[Mapping[str, Any]], day: dt.date, report_link: str) -> tuple[str, str]:

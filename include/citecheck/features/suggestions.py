@@ -22,10 +22,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from citecheck.core.model import Passage
-from citecheck.core.verdicts import MISCITED, UNCITED_SUPPORTED, SentenceVerdict
+from citecheck.core.verdicts import SentenceVerdict
+from citecheck.core.vocabulary import RECITE_KINDS
 from citecheck.judges.llm.verify import verified_quotes
 
-KINDS = {MISCITED: "miscited", UNCITED_SUPPORTED: "uncited"}
 CONFIRMED_BY_TABLE = frozenset({"recorded"})  # judges whose judgments are a human-made table
 _DIGIT = re.compile(r"\d")
 
@@ -33,7 +33,7 @@ _DIGIT = re.compile(r"\d")
 def build_suggestions(turn_id: str, verdict: SentenceVerdict, context: Sequence[Passage]) -> list[dict[str, Any]]:
     """The suggestion rows of one sentence verdict (none unless miscited or uncited-but-supported),
     without `day` and `run_id` (added when staged)."""
-    kind = KINDS.get(verdict.verdict)
+    kind = RECITE_KINDS.get(verdict.verdict)
     suggested = list(verdict.supported_elsewhere_by)
     if kind is None or not suggested:
         return []

@@ -3,17 +3,21 @@
 GE runs in-process with an ephemeral context (no project files, no Airflow provider). Three
 batches are validated, each by its own suite:
 
-- `metric_rows`: the long rows (one per day, slice, metric, averaging) — rates in [0, 1],
-  unique and non-null keys, value null exactly when the denominator is 0, and where a 95% interval
-  is given, ci_low <= value <= ci_high inside [0, 1] (no interval on a null value);
-- `metric_pairs`: the rows pivoted wide per (day, slice, averaging) — `citation_recall` at most
-  `judged_attachment_rate` and at most `faithfulness` (SPEC §5 invariants);
+- `metric_rows`: the long rows (one per day, slice, metric, averaging) — every metric inside its
+  range (the registry's `Metric.bounds`: rates in [0, 1], per-1,000 counts >= 0), unique and
+  non-null keys, value null exactly when the denominator is 0, and where a 95% interval is given,
+  ci_low <= value <= ci_high inside [0, 1] (no interval on a null value);
+- `metric_pairs`: the rows pivoted wide per (day, slice, averaging) — the ordered pairs of
+  `core.metrics.invariants.ORDERED` (`citation_recall` at most `judged_attachment_rate` and at most
+  `faithfulness`, SPEC §5);
 - `run_counts`: one row of the run's counts — every turn read is scored or skipped, the metric rows
   cover the scored turns, the unjudged share is within its limit (SPEC §4), and the day has at
   least the minimum of scored turns (`min_turns`, default 1): an empty or missing day fails with
   that reason, so it is never published as a healthy day nor replaces a day that had data.
 
-Every expectation carries `meta.rule`, the name the failures and the summary use.
+`RULES` is THE table: each rule's name, what it checks, its batch and its expectations, written
+once; the invariants' rules come from `core.metrics.invariants` (the same table `score` checks
+with). Every expectation carries `meta.rule`, the name the failures and the summary use.
 """
 
 from __future__ import annotations
@@ -23,16 +27,15 @@ import logging
 import math
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from citecheck.core.config import ConfigError
-from citecheck.core.metrics import RATE_METRICS, RECALL_UPPER_BOUNDS
+from citecheck.core.metrics import BOUNDS_RULES
+from citecheck.core.metrics.invariants import ORDERED, bounds_groups
 from citecheck.warehouse.serialize import jsonable
 
-RECALL = "citation_recall"
-RECALL_BOUNDS = RECALL_UPPER_BOUNDS
 METRIC_KEYS = ("slice_name", "slice_value", "metric", "averaging")
 PAIR_KEYS = ("slice_name", "slice_value", "averaging")
 ROW_COLUMNS = (*METRIC_KEYS, "numerator", "denominator", "value", "answers", "sentences", "ci_low", "ci_high")
@@ -47,23 +50,103 @@ CONTEXT = {
     "turns_scored": ("turns_read", "turns_skipped"),
 }
 
+# the ordered pairs' columns in `metric_pairs`: the largest lower value meets the smallest upper one
+PAIR_LOWER = tuple(dict.fromkeys(o.lower for o in ORDERED))
+PAIR_UPPER = tuple(dict.fromkeys(o.upper for o in ORDERED))
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the expectations depend on beyond the rows: the key columns, the limits."""
+
+    keys: tuple[str, ...]
+    unjudged_limit: float
+    min_turns: int
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One validation rule: its name (failures, summary, `failed_rules`), what it checks in
+    words, the batch it checks and its Great Expectations expectations."""
+
+    name: str
+    checks: str
+    batch: str  # metric_rows | metric_pairs | run_counts
+    expectations: Callable[[Any, Settings], list[Any]]  # (great_expectations.expectations, settings)
+
+
+def _between(column: str, low: float | None, high: float | None, metrics: Sequence[str] | None = None) -> Callable:
+    def build(gxe: Any, _: Settings) -> list[Any]:
+        from great_expectations.expectations.row_conditions import Column
+
+        cond = {} if metrics is None else {"row_condition": Column("metric").is_in(list(metrics))}
+        return [gxe.ExpectColumnValuesToBeBetween(column=column, min_value=low, max_value=high, **cond)]
+    return build
+
+
+def _invariant_rules() -> list[Rule]:
+    """The core invariants (`core.metrics.invariants`): each metric in its registry range, the ordered pairs."""
+    rules = [Rule(rule, BOUNDS_RULES[bounds][1], "metric_rows", _between("value", *bounds, covered))
+             for rule, (bounds, covered) in bounds_groups().items()]
+    for o in ORDERED:
+        rules.append(Rule(o.rule, o.checks, "metric_pairs", lambda gxe, _, o=o: [
+            gxe.ExpectColumnPairValuesAToBeGreaterThanB(column_A=o.upper, column_B=o.lower, or_equal=True,
+                                                        ignore_row_if="either_value_is_missing")]))
+    return rules
+
+
+def _null(column: str, condition: Callable[[Any], Any] | None = None, *, null: bool = True) -> Callable:
+    def build(gxe: Any, _: Settings) -> list[Any]:
+        from great_expectations.expectations.row_conditions import Column
+
+        cond = {} if condition is None else {"row_condition": condition(Column("denominator"))}
+        kind = gxe.ExpectColumnValuesToBeNull if null else gxe.ExpectColumnValuesToNotBeNull
+        return [kind(column=column, **cond)]
+    return build
+
+
+def _all(*builders: Callable) -> Callable:
+    return lambda gxe, settings: [e for build in builders for e in build(gxe, settings)]
+
+
+def _pair(a: str, b: str, *, greater: bool = False) -> Callable:
+    def build(gxe: Any, _: Settings) -> list[Any]:
+        if greater:
+            return [gxe.ExpectColumnPairValuesAToBeGreaterThanB(column_A=a, column_B=b, or_equal=True,
+                                                                ignore_row_if="either_value_is_missing")]
+        return [gxe.ExpectColumnPairValuesToBeEqual(column_A=a, column_B=b, ignore_row_if="either_value_is_missing")]
+    return build
+
+
+RULES_TABLE: tuple[Rule, ...] = (
+    *_invariant_rules(),
+    Rule("unique_metric_key", "one row per (day, slice_name, slice_value, metric, averaging)", "metric_rows",
+         lambda gxe, st: [gxe.ExpectCompoundColumnsToBeUnique(column_list=list(st.keys), ignore_row_if="never")]),
+    Rule("key_not_null", "key columns are never null", "metric_rows",
+         lambda gxe, st: [gxe.ExpectColumnValuesToNotBeNull(column=k) for k in st.keys]),
+    Rule("null_iff_zero_denominator", "value is null exactly when the denominator is 0", "metric_rows",
+         _all(_null("denominator", null=False), _null("value", lambda d: d == 0),
+              _null("value", lambda d: d != 0, null=False))),
+    Rule("interval_contains_value", "ci_low <= value <= ci_high where both are given, the interval inside [0, 1]",
+         "metric_rows", _all(_pair("value", "ci_low", greater=True), _pair("ci_high", "value", greater=True),
+                             _between("ci_low", 0, 1), _between("ci_high", 0, 1))),
+    Rule("no_interval_without_value", "ci_low and ci_high are null where the denominator is 0 (value null)",
+         "metric_rows", _all(_null("ci_low", lambda d: d == 0), _null("ci_high", lambda d: d == 0))),
+    Rule("counts_present", "turns_read, turns_scored and turns_skipped are given", "run_counts",
+         _all(*(_null(c, null=False) for c in COUNT_COLUMNS))),
+    Rule("turns_reconcile", "turns_read == turns_scored + turns_skipped", "run_counts",
+         _pair("turns_read", "turns_scored_plus_skipped")),
+    Rule("metrics_cover_scored_turns",
+         "answers of the overall slice (refusal_rate micro denominator; 0 when missing) == turns_scored",
+         "run_counts", _pair("turns_scored", "answers_in_metrics")),
+    Rule("unjudged_share_within_limit", "unjudged_sentences / selected_sentences <= the unjudged limit", "run_counts",
+         lambda gxe, st: _between("unjudged_share", 0, st.unjudged_limit)(gxe, st)),
+    Rule("enough_turns", "turns_scored >= the minimum of turns (an empty or missing day is not a healthy day)",
+         "run_counts", lambda gxe, st: _between("turns_scored", st.min_turns, None)(gxe, st)),
+)
 # rule -> what it checks, in the words the summary prints
-RULES: dict[str, str] = {
-    "rate_in_unit_interval": "every rate metric's value is in [0, 1] or null",
-    "recall_le_judged_attachment": "citation_recall <= judged_attachment_rate per (day, slice, averaging)",
-    "recall_le_faithfulness": "citation_recall <= faithfulness per (day, slice, averaging)",
-    "unique_metric_key": "one row per (day, slice_name, slice_value, metric, averaging)",
-    "key_not_null": "key columns are never null",
-    "null_iff_zero_denominator": "value is null exactly when the denominator is 0",
-    "interval_contains_value": "ci_low <= value <= ci_high where both are given, the interval inside [0, 1]",
-    "no_interval_without_value": "ci_low and ci_high are null where the denominator is 0 (value null)",
-    "counts_present": "turns_read, turns_scored and turns_skipped are given",
-    "turns_reconcile": "turns_read == turns_scored + turns_skipped",
-    "metrics_cover_scored_turns": "answers of the overall slice (refusal_rate micro denominator; 0 when "
-                                  "missing) == turns_scored",
-    "unjudged_share_within_limit": "unjudged_sentences / selected_sentences <= the unjudged limit",
-    "enough_turns": "turns_scored >= the minimum of turns (an empty or missing day is not a healthy day)",
-}
+RULES: dict[str, str] = {rule.name: rule.checks for rule in RULES_TABLE}
+BATCHES = ("metric_rows", "metric_pairs", "run_counts")
 
 
 def min_turns_setting(value: Any = None) -> int:
@@ -195,19 +278,19 @@ def _frames(rows: Sequence[Mapping[str, Any]], run_counts: Mapping[str, Any],
 
 
 def _pairs(long: Any) -> Any:
-    """Recall and its bounds side by side per (day, slice, averaging); on duplicate rows the
-    largest recall meets the smallest bound, so a duplicate cannot hide a violation."""
+    """The ordered pairs' metrics side by side per (day, slice, averaging); on duplicate rows the
+    largest lower value meets the smallest upper one, so a duplicate cannot hide a violation."""
     import pandas as pd
 
     keys = [k for k in ("day", *PAIR_KEYS) if k in long.columns]
-    wanted = (RECALL, *RECALL_BOUNDS)
+    wanted = (*PAIR_LOWER, *PAIR_UPPER)
     sub = long[long["metric"].isin(wanted)]
     if sub.empty:
         return pd.DataFrame({c: pd.Series(dtype=object if c in keys else float) for c in (*keys, *wanted)})
     grouped = sub.groupby([*keys, "metric"], dropna=True)["value"]
     high = grouped.max().unstack("metric").reindex(columns=list(wanted))
     low = grouped.min().unstack("metric").reindex(columns=list(wanted))
-    wide = pd.concat([high[[RECALL]], low[list(RECALL_BOUNDS)]], axis=1).reset_index()
+    wide = pd.concat([high[list(PAIR_LOWER)], low[list(PAIR_UPPER)]], axis=1).reset_index()
     wide.columns.name = None
     for col in wanted:
         wide[col] = wide[col].astype(float)
@@ -248,57 +331,16 @@ def _counts(long: Any, run_counts: Mapping[str, Any]) -> Any:
 # --- the expectations -----------------------------------------------------------------------
 
 def _suites(has_day: bool, unjudged_limit: float, min_turns: int) -> dict[str, list[Any]]:
+    """Every rule's expectations by batch, each tagged with its rule's name (`meta.rule`)."""
     import great_expectations.expectations as gxe
-    from great_expectations.expectations.row_conditions import Column
 
-    def meta(rule: str) -> dict[str, str]:
-        return {"rule": rule}
-
-    keys = ["day", *METRIC_KEYS] if has_day else list(METRIC_KEYS)
-    rows = [
-        gxe.ExpectColumnValuesToBeBetween(
-            column="value", min_value=0, max_value=1, row_condition=Column("metric").is_in(RATE_METRICS),
-            meta=meta("rate_in_unit_interval")),
-        gxe.ExpectCompoundColumnsToBeUnique(column_list=keys, ignore_row_if="never",
-                                            meta=meta("unique_metric_key")),
-        *(gxe.ExpectColumnValuesToNotBeNull(column=k, meta=meta("key_not_null")) for k in keys),
-        gxe.ExpectColumnValuesToNotBeNull(column="denominator", meta=meta("null_iff_zero_denominator")),
-        gxe.ExpectColumnValuesToBeNull(column="value", row_condition=Column("denominator") == 0,
-                                       meta=meta("null_iff_zero_denominator")),
-        gxe.ExpectColumnValuesToNotBeNull(column="value", row_condition=Column("denominator") != 0,
-                                          meta=meta("null_iff_zero_denominator")),
-        gxe.ExpectColumnPairValuesAToBeGreaterThanB(column_A="value", column_B="ci_low", or_equal=True,
-                                                    ignore_row_if="either_value_is_missing",
-                                                    meta=meta("interval_contains_value")),
-        gxe.ExpectColumnPairValuesAToBeGreaterThanB(column_A="ci_high", column_B="value", or_equal=True,
-                                                    ignore_row_if="either_value_is_missing",
-                                                    meta=meta("interval_contains_value")),
-        *(gxe.ExpectColumnValuesToBeBetween(column=c, min_value=0, max_value=1, meta=meta("interval_contains_value"))
-          for c in ("ci_low", "ci_high")),
-        *(gxe.ExpectColumnValuesToBeNull(column=c, row_condition=Column("denominator") == 0,
-                                         meta=meta("no_interval_without_value")) for c in ("ci_low", "ci_high")),
-    ]
-    pairs = [
-        gxe.ExpectColumnPairValuesAToBeGreaterThanB(
-            column_A=bound, column_B=RECALL, or_equal=True, ignore_row_if="either_value_is_missing",
-            meta=meta(rule))
-        for bound, rule in zip(RECALL_BOUNDS, ("recall_le_judged_attachment", "recall_le_faithfulness"),
-                               strict=True)
-    ]
-    counts = [
-        *(gxe.ExpectColumnValuesToNotBeNull(column=c, meta=meta("counts_present")) for c in COUNT_COLUMNS),
-        gxe.ExpectColumnPairValuesToBeEqual(column_A="turns_read", column_B="turns_scored_plus_skipped",
-                                            ignore_row_if="either_value_is_missing",
-                                            meta=meta("turns_reconcile")),
-        gxe.ExpectColumnPairValuesToBeEqual(column_A="turns_scored", column_B="answers_in_metrics",
-                                            ignore_row_if="either_value_is_missing",
-                                            meta=meta("metrics_cover_scored_turns")),
-        gxe.ExpectColumnValuesToBeBetween(column="unjudged_share", min_value=0, max_value=unjudged_limit,
-                                          meta=meta("unjudged_share_within_limit")),
-        gxe.ExpectColumnValuesToBeBetween(column="turns_scored", min_value=min_turns,
-                                          meta=meta("enough_turns")),
-    ]
-    return {"metric_rows": rows, "metric_pairs": pairs, "run_counts": counts}
+    settings = Settings(("day", *METRIC_KEYS) if has_day else METRIC_KEYS, unjudged_limit, min_turns)
+    suites: dict[str, list[Any]] = {batch: [] for batch in BATCHES}
+    for rule in RULES_TABLE:
+        for expectation in rule.expectations(gxe, settings):
+            expectation.meta = {"rule": rule.name}
+            suites[rule.batch].append(expectation)
+    return suites
 
 
 # --- reading GE's results -------------------------------------------------------------------

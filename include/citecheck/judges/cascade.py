@@ -8,8 +8,10 @@ support it), plus a deterministic random sample of all first-stage-judged senten
 `sample_fraction(turn_id, sentence_index, salt=salt) < sample_rate`. The sample is drawn
 whatever the first stage said, so it is an unbiased sample for the judge-agreement metrics
 (first-stage false pass and false fail with the LLM as reference); a sentence that is both
-rejected and sampled is marked `"sample"`. Sentences without resolved citations are not sent:
-there is no cited passage to judge.
+rejected and sampled is marked `"sample"`. A sentence the first stage left unjudged because no
+model of its `"models"` map reads its language (`language_unsupported`, SPEC §2.2) goes too
+(`"language"`): the LLM reads every language; if it cannot decide, the sentence stays unjudged.
+Sentences without resolved citations are not sent: there is no cited passage to judge.
 
 Final verdict: a verified LLM verdict wins over the first stage; an unverified, unjudged or
 skipped LLM outcome (budget, no key, errors) keeps the first-stage judgment. Every Judgment's
@@ -24,13 +26,16 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from citecheck.core.languages import LANGUAGE_UNSUPPORTED
 from citecheck.core.model import JudgeItem, Judgment
+from citecheck.core.vocabulary import REPLY_SUPPORTED
 from citecheck.judges import judge_from_spec
 from citecheck.judges import llm as llm_judge
 from citecheck.judges.base import Judge, JudgeSpecError
 from citecheck.stats.sampling import sample_fraction
 
 DEFAULT_SALT = "citecheck-escalation-v1"
+LANGUAGE = "language"  # the escalation of a sentence in a language the first stage has no model for
 
 
 class CascadeJudge:
@@ -50,9 +55,12 @@ class CascadeJudge:
         return sample_fraction(item.turn_id, item.sentence_index, salt=self.salt) < self.sample_rate
 
     def escalation(self, item: JudgeItem, first: Judgment) -> str | None:
-        """Why a sentence goes to the LLM: "sample" (the random sample), "rejected", or None."""
-        if not first.judged or not item.cited:
+        """Why a sentence goes to the LLM: "sample" (the random sample), "rejected", "language"
+        (no first-stage model reads its language: `language_unsupported`), or None."""
+        if not item.cited:
             return None
+        if not first.judged:
+            return LANGUAGE if first.unjudged_reason == LANGUAGE_UNSUPPORTED else None
         if self.sampled(item):
             return "sample"
         return None if first.cited else "rejected"
@@ -91,7 +99,7 @@ class CascadeJudge:
                 "version": first.judge_version,
                 "supported": first.judged and first.cited,
                 "score": first.score,
-            },
+            } if reason != LANGUAGE else None,  # a language no first-stage model reads: it judged nothing
             "llm": assessment.detail() if assessment is not None else None,
         }
         if assessment is None or assessment.status != "ok":
@@ -117,7 +125,7 @@ def first_stage_elsewhere(item: JudgeItem, first: Judgment, assessment: llm_judg
     """The first stage's `elsewhere`, kept under a verified LLM verdict unless the LLM has just
     rejected it: a rejected sentence is `miscited` only when some passage it does not cite
     supports it."""
-    if assessment.verdict == "supported" or not set(first.elsewhere) <= set(item.cited):
+    if assessment.verdict == REPLY_SUPPORTED or not set(first.elsewhere) <= set(item.cited):
         return first.elsewhere
     return ()
 

@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from citecheck.core.model import Judgment
+from citecheck.core.vocabulary import FULL, PARTIAL_SUPPORT, REPLY_SUPPORTED
 
 SetOracle = Callable[[frozenset[str]], bool | None]
 
@@ -88,8 +89,8 @@ def alce_credited(judgment: Judgment, label: str, *, supported: bool) -> bool:
 
 def liu_credit(verdict: str | None, supports: Mapping[str, str]) -> dict[str, bool]:
     """Liu et al.: `full` credited; `partial` only if supported and no citation is `full`; `none` never."""
-    any_full = any(s == "full" for s in supports.values())
+    any_full = any(s == FULL for s in supports.values())
     return {
-        label: s == "full" or (s == "partial" and verdict == "supported" and not any_full)
+        label: s == FULL or (s == PARTIAL_SUPPORT and verdict == REPLY_SUPPORTED and not any_full)
         for label, s in supports.items()
     }

@@ -9,7 +9,8 @@ from pathlib import Path
 from sqlalchemy.engine import Engine
 
 from citecheck.core.config import Config, ConfigError
-from citecheck.report.data import ReportError, format_value, gather
+from citecheck.core.metrics.display import format_value
+from citecheck.report.data import ReportError, gather
 
 __all__ = [
     "DEFAULT_TREND_DAYS",

@@ -12,19 +12,20 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from citecheck.core import alert_groups as groups
-from citecheck.core.metrics import METRICS, READER_METRICS, REPORT_TILE_METRICS
+from citecheck.core.metrics import AGREEMENT, NATIVE, READERS, REPORT_TILE_METRICS, SLICES, in_report
 from citecheck.core.text import find_span
+from citecheck.core.vocabulary import BAD_VERDICTS
 from citecheck.judges.llm.verify import verified_quotes
 from citecheck.judges.nli.settings import is_chunk_version
 from citecheck.warehouse import published, source
 from citecheck.warehouse import tables as T
 
-SLICE_METRICS = ("citation_recall", "citation_precision", "attachment_rate", "unknown_label_rate", "miscited_rate",
-                 "unsupported_rate")
-AGREEMENT_METRICS = ("first_stage_agreement", "first_stage_false_pass_rate", "first_stage_false_fail_rate")
-FLAGGED_VERDICTS = ("contradicted", "unsupported", "miscited")
+# what each section shows: the registry's `report` field (`core.metrics.definitions`)
+SLICE_METRICS = in_report(SLICES)
+AGREEMENT_METRICS = in_report(AGREEMENT)
+NATIVE_METRICS = in_report(NATIVE)
+READER_METRICS = in_report(READERS)
 POINTER_PROBLEM_PREFIX = "pointer_problem_rate_"
-NATIVE_METRICS = ("pointer_problem_rate", "no_source_text_rate", "cited_char_share", "unverified_citation_share")
 MICRO = ("micro",)  # the report charts micro rows (pooled sentences)
 
 
@@ -76,6 +77,11 @@ class ReportData:
         return {(f.row["turn_id"], f.row["sentence_index"]) for f in self.flagged}
 
     @property
+    def day_rows(self) -> dict[str, Mapping[str, Any]]:
+        """The day's overall micro rows by metric (a harmonic mean's card shows its parts)."""
+        return {r["metric"]: r for r in self.all_metrics}
+
+    @property
     def alert_groups(self) -> list[dict[str, Any]]:
         """The day's alerts in groups, overall leads first (`core.alert_groups.alert_groups`)."""
         return groups.alert_groups(self.alerts)
@@ -105,7 +111,7 @@ def gather(engine: Engine, day: dt.date, trend_days: int = 28, *, flagged_limit:
         raise ReportError(f"no published metrics for {day.isoformat()}: run the job for that day first")
     by_metric = {r["metric"]: r for r in today}
     native, pointer_problems = native_rows(today)
-    flagged = published.flagged_sentences(engine, day, FLAGGED_VERDICTS, flagged_limit)
+    flagged = published.flagged_sentences(engine, day, BAD_VERDICTS, flagged_limit)
     passages = source.passages_by_label(engine, (r["turn_id"] for r in flagged))
     return ReportData(
         day=day,
@@ -174,15 +180,3 @@ def highlight(text: str, spans: Sequence[tuple[int, int]]) -> tuple[tuple[str, b
         pieces.append((text[at:], False))
     return tuple(pieces)
 
-
-def format_value(metric: str, value: float | None) -> str:
-    """A metric value as the report prints it: rates in percent (one decimal), counts per 1,000
-    answers with one decimal, anything else with three significant digits; "n/a" for null."""
-    if value is None:
-        return "n/a"
-    scale = METRICS.get(metric, (None, None, None))[2]
-    if scale == 1.0 or metric == "citation_f1":
-        return f"{value * 100:.1f}%"
-    if scale is not None:
-        return f"{value:.1f}"
-    return f"{value:.3g}"

@@ -7,8 +7,9 @@ import functools
 from typing import Any
 
 from citecheck.core.metrics import REPORT_TILE_METRICS
+from citecheck.core.metrics.display import format_value, fraction
 from citecheck.report import charts
-from citecheck.report.data import AGREEMENT_METRICS, ReportData, format_value
+from citecheck.report.data import AGREEMENT_METRICS, ReportData
 
 # No request may leave the page: scripts and styles are inline, images are data: URIs. Vega
 # compiles its expressions with the Function constructor, hence 'unsafe-eval'.
@@ -23,6 +24,7 @@ def environment() -> Any:
     env = jinja2.Environment(loader=jinja2.PackageLoader("citecheck.report", "templates"),
                              autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["fmt"] = lambda value, metric: format_value(metric, value)
+    env.filters["fraction"] = fraction  # "43 opens / 324 answers"; F1: its recall and precision
     return env
 
 

@@ -19,5 +19,7 @@ sentence (`S4=full`), which is what the calibrated faithfulness reads.
 
 from __future__ import annotations
 
-SENTENCE_LABELS = ("supported", "partial", "not_supported")
-CITATION_GRADES = ("full", "partial", "none")
+from citecheck.core.vocabulary import REVIEW_LABELS as SENTENCE_LABELS
+from citecheck.core.vocabulary import SUPPORT_LEVELS as CITATION_GRADES
+
+__all__ = ["CITATION_GRADES", "SENTENCE_LABELS"]

@@ -31,27 +31,39 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from citecheck.core.metrics import BY_NAME, CALIBRATED_METRICS
+from citecheck.core.metrics.counts import count_judged_sentence
+from citecheck.core.vocabulary import FAITHFUL_VERDICTS, FULL, NO_SUPPORT, REPLY_NOT_SUPPORTED, REPLY_SUPPORTED
 from citecheck.stats import proportions as P
 
-METRICS = ("citation_recall", "citation_precision", "faithfulness")
-FAITHFUL_VERDICTS = ("supported", "miscited", "uncited_supported")
+METRICS = CALIBRATED_METRICS  # the registry's `calibrated` metrics
+
+
+def judged_counts(row: Mapping[str, Any]) -> Counter[str]:
+    """The judged counts of a published sentence row, by the core's one counting rule (its
+    faithfulness from the verdict: a published row has no flag for a partial or contradicted
+    sentence that an uncited passage supports)."""
+    c: Counter[str] = Counter()
+    count_judged_sentence(c, row["verdict"], faithful=row["verdict"] in FAITHFUL_VERDICTS,
+                          attached=bool(row.get("attached")), citations=int(row.get("citations") or 0),
+                          credited=int(row.get("credited") or 0))
+    return c
 
 
 def judge_values(row: Mapping[str, Any]) -> dict[str, float]:
-    """The judges' per-sentence values of a published sentence row."""
-    return {"citation_recall": float(row["verdict"] == "supported"),
-            "faithfulness": float(row["verdict"] in FAITHFUL_VERDICTS),
-            "citation_precision": float(row.get("credited") or 0)}
+    """The judges' per-sentence values of a published sentence row: each metric's numerator count."""
+    counts = judged_counts(row)
+    return {metric: float(counts[BY_NAME[metric].numerator]) for metric in METRICS}
 
 
 def human_values(human_supported: bool, grades: Mapping[str, str], cited: Sequence[str]) -> dict[str, float]:
     """The reviewer's per-sentence values (see the module docstring)."""
     from citecheck.judges.derive import liu_credit
 
-    credit = liu_credit("supported" if human_supported else "not_supported",
-                        {lab: grades.get(lab, "none") for lab in cited})
+    credit = liu_credit(REPLY_SUPPORTED if human_supported else REPLY_NOT_SUPPORTED,
+                        {lab: grades.get(lab, NO_SUPPORT) for lab in cited})
     return {"citation_recall": float(human_supported and bool(cited)),
-            "faithfulness": float(human_supported or any(g == "full" for g in grades.values())),
+            "faithfulness": float(human_supported or any(g == FULL for g in grades.values())),
             "citation_precision": float(sum(credit.values()))}
 
 
@@ -160,11 +172,16 @@ def calibrated_rows(population: Sequence[Mapping[str, Any]], labelled: Sequence[
     from citecheck.review.sample import stratum
 
     judge = [judge_values(r) for r in population]
-    citations = sum(r["citations"] for r in population)
+    totals: Counter[str] = Counter()
+    for r in population:
+        totals.update(judged_counts(r))
     population_strata = [stratum(r) for r in population]
     rows = []
     for metric in METRICS:
-        scale = citations / len(population) if metric == "citation_precision" and population else 1.0
+        # the mean is per judged sentence: divide by the metric's denominator per sentence
+        # (1 for recall and faithfulness, citations per sentence for precision)
+        denominator = totals[BY_NAME[metric].denominator]
+        scale = denominator / len(population) if population and denominator else 1.0
         human = [human_values(i["human_supported"], i["grades"], i["cited_labels"])[metric] for i in labelled]
         rows.extend(estimate(metric, [j[metric] for j in judge], human, [i["judge"][metric] for i in labelled],
                              [i["weight"] for i in labelled], population_strata=population_strata,

@@ -16,11 +16,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from citecheck.core.turns import MAX_ATTRIBUTE_VALUE_CHARS
+from citecheck.core.vocabulary import REPLY_SUPPORTED, SUPPORT_LEVELS, SUPPORTED_VERDICTS
 from citecheck.stats import proportions as P
 from citecheck.stats.agreement import agreement
 
 JUDGES = ("first_stage", "llm", "final")
-PASSING_VERDICTS = ("supported", "uncited_supported")
 DEFAULT_THRESHOLDS = tuple(round(0.05 * i, 2) for i in range(1, 20))
 DEFAULT_FALSE_PASS_TARGET = 0.10
 
@@ -28,11 +28,11 @@ DEFAULT_FALSE_PASS_TARGET = 0.10
 def judge_passes(row: Mapping[str, Any]) -> dict[str, bool | None]:
     """Each judge's pass (None: that judge did not judge the sentence) from a published
     `sentence_verdicts` row."""
-    final = row["verdict"] in PASSING_VERDICTS
+    final = row["verdict"] in SUPPORTED_VERDICTS
     first = row.get("first_stage") or None
     llm = row.get("llm") or None
     first_pass = bool(first.get("supported")) if first and row.get("attached") else final
-    llm_pass = (llm.get("verdict") == "supported") if llm and llm.get("status") == "ok" else None
+    llm_pass = (llm.get("verdict") == REPLY_SUPPORTED) if llm and llm.get("status") == "ok" else None
     return {"first_stage": first_pass, "llm": llm_pass, "final": final}
 
 
@@ -48,9 +48,9 @@ def nli_score(row: Mapping[str, Any]) -> float | None:
 def consensus(labels: Sequence[Mapping[str, Any]]) -> tuple[bool, dict[str, str]]:
     """(human supported, grades) of an item over its reviewers: the majority; a tie counts as
     not supported, and a tied grade takes the lower one."""
-    votes = sum(1 if lab["label"] == "supported" else -1 for lab in labels)
+    votes = sum(1 if lab["label"] == REPLY_SUPPORTED else -1 for lab in labels)
     grades: dict[str, str] = {}
-    order = {"none": 0, "partial": 1, "full": 2}
+    order = {grade: -rank for rank, grade in enumerate(SUPPORT_LEVELS)}  # none lowest
     for key in sorted({k for lab in labels for k in (lab["citation_labels"] or {})}):
         counts = Counter((lab["citation_labels"] or {}).get(key) for lab in labels)
         counts.pop(None, None)

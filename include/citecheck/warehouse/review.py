@@ -12,10 +12,9 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from citecheck.core.vocabulary import NOT_JUDGED_VERDICTS
 from citecheck.warehouse import tables as T
 
-# Verdicts that are not judgments: outside every judged metric, never sampled for review.
-NOT_JUDGED = ("not_check_worthy", "not_selected", "unjudged")
 _IN_CHUNK = 1000
 
 
@@ -27,7 +26,7 @@ def reported_sentences(conn: Connection, from_day: dt.date, to_day: dt.date) -> 
     s, e = T.sentence_verdicts.c, T.reader_events.c
     q = (sa.select(s.turn_id, s.sentence_index, s.labels, e.label, e.sentence_index.label("event_index"))
          .join(T.reader_events, e.turn_id == s.turn_id)
-         .where(s.day >= from_day, s.day <= to_day, s.check_worthy.is_(True), s.verdict.not_in(NOT_JUDGED),
+         .where(s.day >= from_day, s.day <= to_day, s.check_worthy.is_(True), s.verdict.not_in(NOT_JUDGED_VERDICTS),
                 e.event == "source_reported", e.label.is_not(None),
                 sa.or_(e.sentence_index.is_(None), e.sentence_index == s.sentence_index)))
     return {(r.turn_id, r.sentence_index) for r in conn.execute(q) if r.label in (r.labels or [])}
@@ -51,7 +50,7 @@ def judged_sentences(conn: Connection, from_day: dt.date, to_day: dt.date) -> It
                   s.attached, s.verdict, s.score, s.judge, s.llm, s.first_stage, credited.c.credited)
         .outerjoin(credited, sa.and_(credited.c.day == s.day, credited.c.turn_id == s.turn_id,
                                      credited.c.sentence_index == s.sentence_index))
-        .where(s.day >= from_day, s.day <= to_day, s.check_worthy.is_(True), s.verdict.not_in(NOT_JUDGED))
+        .where(s.day >= from_day, s.day <= to_day, s.check_worthy.is_(True), s.verdict.not_in(NOT_JUDGED_VERDICTS))
         .order_by(s.day, s.turn_id, s.sentence_index)
     )
     for row in conn.execute(q).mappings():

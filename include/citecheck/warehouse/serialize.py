@@ -53,7 +53,8 @@ def structured_to_dict(st: StructuredTurn) -> dict[str, Any]:
     `attributes`, which is copied."""
     t = st.turn
     turn = {name: _turn_value(t, name) for name in _TURN_FIELDS}
-    return {"turn": turn, "sentences": [_flat(s) for s in st.sentences], "is_refusal": st.is_refusal}
+    return {"turn": turn, "sentences": [_flat(s) for s in st.sentences], "is_refusal": st.is_refusal,
+            "language": st.language, "language_source": st.language_source, "language_repair": st.language_repair}
 
 
 def structured_from_dict(data: dict[str, Any]) -> StructuredTurn:
@@ -65,7 +66,9 @@ def structured_from_dict(data: dict[str, Any]) -> StructuredTurn:
         pointer_problems=tuple(PointerProblem(**p) for p in t["pointer_problems"]),
     )
     sentences = tuple(_sentence(s) for s in data["sentences"])
-    return StructuredTurn(turn=turn, sentences=sentences, is_refusal=data["is_refusal"])
+    return StructuredTurn(turn=turn, sentences=sentences, is_refusal=data["is_refusal"],
+                          language=data.get("language", "und"), language_source=data.get("language_source", "detected"),
+                          language_repair=data.get("language_repair"))
 
 
 def judgment_to_dict(j: Judgment) -> dict[str, Any]:

@@ -2,9 +2,10 @@
 
 A claim is judged exactly as a sentence is (`core.verdicts.decide` on the sentence with the claim's
 text: it inherits every citation of its sentence, so a link is one (claim, label) pair). The
-sentence's verdict comes from its claims: all supported → `supported`; some supported and some not
-→ `partially_supported`; none supported → any claim unjudged gives `unjudged`, else every claim
-supported by some passage gives `miscited` (attached) or `uncited_supported`, else `unsupported`.
+sentence's verdict comes from its claims: all supported → `supported`; some supported and some judged
+not supported → `partially_supported`; otherwise any claim unjudged gives `unjudged` (supported claims
+next to unjudged ones say nothing about the rest: an unjudged claim is not a failed one), else every
+claim supported by some passage gives `miscited` (attached) or `uncited_supported`, else `unsupported`.
 A citation of the sentence is credited when it is credited on any of its claims. A sentence of one
 claim has that claim's verdict, so claim numbers equal sentence numbers when nothing is split.
 """
@@ -15,15 +16,14 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from citecheck.core.model import Judgment, Sentence
-from citecheck.core.verdicts import (
+from citecheck.core.verdicts import SentenceVerdict, decide
+from citecheck.core.vocabulary import (
     MISCITED,
     PARTIALLY_SUPPORTED,
     SUPPORTED,
     UNCITED_SUPPORTED,
     UNJUDGED,
     UNSUPPORTED,
-    SentenceVerdict,
-    decide,
 )
 
 
@@ -43,9 +43,10 @@ def sentence_from_claims(sentence: Sentence, claims: Sequence[SentenceVerdict]) 
         return SentenceVerdict(sentence, only.verdict, only.judgment, only.credited, only.supported_elsewhere_by)
     verdicts = [c.verdict for c in claims]
     supported = sum(v == SUPPORTED for v in verdicts)
+    judged = sum(v != UNJUDGED for v in verdicts)
     if supported == len(claims):
         verdict = SUPPORTED
-    elif supported:
+    elif supported and judged > supported:
         verdict = PARTIALLY_SUPPORTED
     elif UNJUDGED in verdicts:
         verdict = UNJUDGED

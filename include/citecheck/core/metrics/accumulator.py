@@ -3,8 +3,9 @@ weigh more) and macro (the mean of per-answer values over answers with a non-zer
 each answer one vote), with 95% intervals on the judged metrics, answers as clusters
 (`citecheck.stats.intervals`). Memory grows with the number of slices, not with turns.
 
-Slices (SPEC §5): overall (`all`), each `attributes` key, answer length buckets, and sentences
-with / without numbers and with / without two or more citations.
+Slices (SPEC §5): overall (`all`), each `attributes` key, the answer's `language` (SPEC §2.2),
+answer length buckets, and sentences with / without numbers and with / without two or more
+citations.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from citecheck.core.metrics.definitions import (
     MULTI_CITATION_SLICE_MIN,
     TURN_LEVEL_METRICS,
 )
-from citecheck.core.metrics.ratios import macro_values, ratios, values
+from citecheck.core.metrics.ratios import HARMONIC_MEANS, macro_values, ratios, values
 from citecheck.core.metrics.slice_cap import SliceCap
 from citecheck.core.verdicts import SentenceVerdict
 from citecheck.stats.intervals import (
@@ -46,6 +47,7 @@ JUDGED_MACRO_NAMES = tuple(m for m in METRIC_NAMES if m in JUDGED_METRICS)
 INTERVAL_MEAN_KEYS = tuple(f"macro:{m}" for m in JUDGED_MACRO_NAMES)
 _ZEROS = (0,) * len(JUDGED_COUNT_KEYS)
 _NUMBER = re.compile(r"\d")
+LANGUAGE_SLICE = "language"  # a built-in slice: the turn's language (SPEC §2.2), `und` when undetermined
 # The built-in sentence slices (SPEC §5): each one's test of a sentence; a slice's values are "yes"
 # and "no". Criteria scopes (`where = { has_number = "yes" }`) read the same tests.
 SENTENCE_SLICES: dict[str, Callable[[SentenceVerdict], bool]] = {
@@ -98,15 +100,17 @@ class _SliceAccumulator:
                 names.append(name)
                 args.append((micro[name].value, spread.ratio_variance(num, den), spread.clusters_with(den),
                              spread.total(den)))
-        recall, precision = micro["citation_recall"].value, micro["citation_precision"].value
-        if recall is not None and precision is not None:  # F1 of the two ratios: its gradient over the totals
-            (rn, rd, _), (pn, pd, _) = METRICS["citation_recall"], METRICS["citation_precision"]
+        for name, (a, b) in HARMONIC_MEANS:  # F1 of two ratios: its gradient over their totals
+            recall, precision = micro[a].value, micro[b].value
+            if recall is None or precision is None:
+                continue
+            (rn, rd, _), (pn, pd, _) = METRICS[a], METRICS[b]
             d_recall, d_precision = harmonic_mean_gradient(recall, precision)
             rx, px = spread.total(rd), spread.total(pd)
             variance = spread.linearized_variance({rn: d_recall / rx, rd: -d_recall * recall / rx,
                                                    pn: d_precision / px, pd: -d_precision * precision / px})
-            names.append("citation_f1")
-            args.append((micro["citation_f1"].value, variance,
+            names.append(name)
+            args.append((micro[name].value, variance,
                          min(spread.clusters_with(rd), spread.clusters_with(pd)), min(rx, px)))
         return dict(zip(names, proportion_intervals(*zip(*args, strict=True)), strict=True))
 
@@ -178,6 +182,7 @@ class MetricAccumulator:
             if key in attrs:
                 value = attrs[key] if cap is None else cap.value(key, attrs[key])
                 self._acc(f"attribute:{key}", value).add(counts, macro, row)
+        self._acc(LANGUAGE_SLICE, scored.structured.language).add(counts, macro, row)
         verdicts = scored.verdicts
         self._acc("answer_length", length_bucket(len(verdicts), self.config.length_buckets)).add(counts, macro, row)
         turn = scored.structured.turn

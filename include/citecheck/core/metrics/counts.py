@@ -18,18 +18,19 @@ from citecheck.core.metrics.definitions import (
     COUNT_KEYS,
     NO_SOURCE_TEXT,
     PADDING_MIN_CITATIONS,
-    REWRITE_OR_BLOCK_VERDICTS,
 )
 from citecheck.core.model import Sentence, StructuredTurn
 from citecheck.core.reader_events import ReaderEvent, reader_counts
-from citecheck.core.verdicts import (
+from citecheck.core.verdicts import SentenceVerdict
+from citecheck.core.vocabulary import (
+    BAD_VERDICTS,
     MISCITED,
     NOT_SELECTED,
+    REPLY_SUPPORTED,
     SUPPORTED,
     UNCITED_SUPPORTED,
     UNJUDGED,
     UNSUPPORTED,
-    SentenceVerdict,
 )
 
 
@@ -79,13 +80,13 @@ def sentence_counts(scored: ScoredTurn, verdicts: Sequence[SentenceVerdict], *, 
         if not s.check_worthy:
             c["citations_on_non_claims"] += len(s.labels)
             continue
-        attached = _count_claim(c, s)
+        attached = _count_check_worthy(c, s)
         if scored.selected:
             _count_judged(c, v, attached)
         if claims_on:
             _count_claims(c, st, s, attached, (scored.claims or {}).get(s.index, ()) if scored.selected else ())
     if whole:
-        rewrite = any(c[verdict] for verdict in REWRITE_OR_BLOCK_VERDICTS)
+        rewrite = any(c[verdict] for verdict in BAD_VERDICTS)
         c["answers_rewrite_or_block"] = int(rewrite or c["unknown_labels"] > 0)
         if scored.reader_events is not None:  # the reader metrics (`core.reader_events.reader_counts`)
             c.update(reader_counts(scored.reader_events, scored.verdicts, selected=scored.selected))
@@ -125,7 +126,7 @@ def _count_citations(c: Counter[str], s: Sentence) -> None:
         c["unverified_citations"] += len(s.unverified)
 
 
-def _count_claim(c: Counter[str], s: Sentence) -> bool:
+def _count_check_worthy(c: Counter[str], s: Sentence) -> bool:
     """A check-worthy sentence: `attachment_rate` (attached: some label resolved) and
     `multi_citation_share` (attached with `PADDING_MIN_CITATIONS` or more). Returns attached."""
     unknown = s.unknown_labels
@@ -146,13 +147,22 @@ def _count_judged(c: Counter[str], v: SentenceVerdict, attached: bool) -> None:
         if v.judgment is not None and v.judgment.unjudged_reason == NO_SOURCE_TEXT:
             c["no_source_text_sentences"] += 1
         return
+    count_judged_sentence(c, v.verdict, faithful=v.faithful, attached=attached, citations=len(v.sentence.labels),
+                          credited=sum(v.credited.values()))
+    _count_agreement(c, v)
+
+
+def count_judged_sentence(c: Counter[str], verdict: str, *, faithful: bool, attached: bool, citations: int,
+                          credited: int) -> None:
+    """THE counts of one judged sentence (recall, precision, faithfulness, support rate, the
+    verdict rates), from what its published row also holds: `review.calibrated` counts a
+    published sentence through here."""
     c["judged_sentences"] += 1
     c["judged_attached"] += attached
-    c["judged_citations"] += len(v.sentence.labels)
-    c["credited_citations"] += sum(v.credited.values())
-    c[v.verdict] += 1
-    c["faithful"] += v.faithful
-    _count_agreement(c, v)
+    c["judged_citations"] += citations
+    c["credited_citations"] += credited
+    c[verdict] += 1
+    c["faithful"] += faithful
 
 
 def _count_claims(c: Counter[str], st: StructuredTurn, s: Sentence, attached: bool,
@@ -187,7 +197,7 @@ def _count_agreement(c: Counter[str], v: SentenceVerdict) -> None:
     first = detail.get("first_stage")
     if detail.get("escalation") != "sample" or not llm or not first or llm.get("status") != "ok":
         return
-    llm_supported = llm.get("verdict") == SUPPORTED
+    llm_supported = llm.get("verdict") == REPLY_SUPPORTED
     first_supported = bool(first.get("supported"))
     c["agreement_sample"] += 1
     c["first_stage_agree"] += llm_supported == first_supported

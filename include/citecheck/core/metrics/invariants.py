@@ -1,32 +1,77 @@
-"""SPEC §5 invariants that catch dashboard bugs, checked on every output's metric rows."""
+"""SPEC §5 invariants that catch dashboard bugs, checked on every output's metric rows: THE table
+of them. `invariant_violations` checks rows in Python (`score`, the property tests); the job's
+validation gate (`job/validation.py`) turns the same table into Great Expectations expectations.
+
+- every metric's value lies in its range (`Metric.bounds`: a rate in [0, 1], a per-1,000 count
+  >= 0), one rule per kind of range (`definitions.BOUNDS_RULES`);
+- `ORDERED`: a metric never exceeds another on the same (slice, averaging): recall counts
+  supported sentences, which are attached (`judged_attachment_rate`) and faithful (`faithfulness`);
+  the same for claims in a claims mode.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from citecheck.core.metrics.definitions import CLAIM_RECALL_UPPER_BOUNDS, RATE_METRICS, RECALL_UPPER_BOUNDS
+from citecheck.core.metrics.definitions import BOUNDS_RULES, BY_NAME, REGISTRY
+
+TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True, slots=True)
+class Ordered:
+    """`lower` <= `upper` on every (slice, averaging) where both have a value."""
+
+    rule: str
+    lower: str
+    upper: str
+
+    @property
+    def checks(self) -> str:
+        return f"{self.lower} <= {self.upper} per (day, slice, averaging)"
+
+
+ORDERED = (
+    Ordered("recall_le_judged_attachment", "citation_recall", "judged_attachment_rate"),
+    Ordered("recall_le_faithfulness", "citation_recall", "faithfulness"),
+    Ordered("claim_recall_le_judged_attachment", "claim_recall", "claim_judged_attachment_rate"),
+    Ordered("claim_recall_le_faithfulness", "claim_recall", "claim_faithfulness"),
+)
+
+
+def bounds_groups() -> dict[str, tuple[tuple[float, float | None], tuple[str, ...]]]:
+    """rule -> (range, the metrics it covers), from the registry."""
+    out: dict[str, tuple[tuple[float, float | None], tuple[str, ...]]] = {}
+    for bounds, (rule, _) in BOUNDS_RULES.items():
+        covered = tuple(m.name for m in REGISTRY if m.bounds == bounds)
+        if covered:
+            out[rule] = (bounds, covered)
+    return out
+
+
+def invariant_rules() -> dict[str, str]:
+    """Every invariant's rule name -> what it checks (the validation gate's words)."""
+    return {**{rule: checks for rule, checks in BOUNDS_RULES.values()}, **{o.rule: o.checks for o in ORDERED}}
 
 
 def invariant_violations(rows: Iterable[Mapping[str, Any]]) -> list[str]:
-    """SPEC §5 invariants on metric rows: rates in [0, 1]; recall ≤ attachment (on the same
-    population) and recall ≤ faithfulness per slice and averaging."""
+    """The invariants above, on metric rows: each problem in words."""
     problems: list[str] = []
     by_key: dict[tuple[str, str, str], dict[str, float | None]] = {}
     for row in rows:
         key = (row["slice_name"], row["slice_value"], row["averaging"])
         by_key.setdefault(key, {})[row["metric"]] = row["value"]
-        v = row["value"]
-        if row["metric"] in RATE_METRICS and v is not None and not -1e-9 <= v <= 1 + 1e-9:
-            problems.append(f"{row['metric']} {key} = {v} is outside [0, 1]")
-    for key, m in by_key.items():
-        for recall_name, bounds in (("citation_recall", RECALL_UPPER_BOUNDS),
-                                    ("claim_recall", CLAIM_RECALL_UPPER_BOUNDS)):
-            recall = m.get(recall_name)
-            if recall is None:
-                continue
-            for bound in bounds:
-                b = m.get(bound)
-                if b is not None and recall > b + 1e-9:
-                    problems.append(f"{recall_name} {recall} > {bound} {b} for {key}")
+        v, m = row["value"], BY_NAME.get(row["metric"])
+        if m is None or v is None:
+            continue
+        low, high = m.bounds
+        if v < low - TOLERANCE or (high is not None and v > high + TOLERANCE):
+            problems.append(f"{row['metric']} {key} = {v} is outside [{low:g}, {'∞' if high is None else f'{high:g}'}]")
+    for key, values in by_key.items():
+        for o in ORDERED:
+            lower, upper = values.get(o.lower), values.get(o.upper)
+            if lower is not None and upper is not None and lower > upper + TOLERANCE:
+                problems.append(f"{o.lower} {lower} > {o.upper} {upper} for {key}")
     return problems

@@ -1,12 +1,13 @@
 """From counts to metric values (SPEC §5): every metric of one set of counts as a `Ratio`
-(numerator and denominator kept; a zero denominator is null, never 0 or 1), the F1 rule, and the
+(numerator and denominator kept; a zero denominator is null, never 0 or 1), THE F1 rule (the
+harmonic mean a derived metric of the registry is: `Metric.harmonic_mean_of`), and the
 per-answer values that macro averaging votes with."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from citecheck.core.metrics.definitions import CLAIM_METRICS, METRICS
+from citecheck.core.metrics.definitions import CLAIM_METRICS, METRICS, REGISTRY
 from citecheck.stats.ratio import Ratio
 
 
@@ -16,7 +17,8 @@ def ratios(counts: Mapping[str, float]) -> dict[str, Ratio]:
     claims_on = "check_worthy_claims" in counts
     out = {name: Ratio(counts.get(num, 0) * scale, counts.get(den, 0)) for name, (num, den, scale) in METRICS.items()
            if claims_on or name not in CLAIM_METRICS}
-    out["citation_f1"] = f1(out["citation_recall"], out["citation_precision"])
+    for name, (a, b) in HARMONIC_MEANS:
+        out[name] = f1(out[a], out[b])
     return out
 
 
@@ -40,22 +42,21 @@ def values(ratio_map: Mapping[str, Ratio]) -> dict[str, float | None]:
 
 
 _METRIC_TABLE = tuple((name, num, den, scale) for name, (num, den, scale) in METRICS.items())
+# derived metric -> the two metrics it is the harmonic mean of (F1: recall, precision)
+HARMONIC_MEANS = tuple((m.name, m.harmonic_mean_of) for m in REGISTRY if m.harmonic_mean_of is not None)
 
 
 def macro_values(counts: Mapping[str, float]) -> list[tuple[str, float]]:
     """The non-null metric values of one answer's counts, as `ratios` computes them (macro votes)."""
     get = counts.get
     out = []
-    recall = precision = None
     for name, num, den, scale in _METRIC_TABLE:
         d = get(den, 0)
         if d:
-            value = get(num, 0) * scale / d
-            out.append((name, value))
-            if name == "citation_recall":
-                recall = value
-            elif name == "citation_precision":
-                precision = value
-    if recall is not None and precision is not None:
-        out.append(("citation_f1", f1_value(recall, precision)))
+            out.append((name, get(num, 0) * scale / d))
+    if HARMONIC_MEANS:
+        have = dict(out)
+        for name, (a, b) in HARMONIC_MEANS:
+            if a in have and b in have:
+                out.append((name, f1_value(have[a], have[b])))
     return out

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from citecheck.core.model import Judgment
+from citecheck.core.vocabulary import FULL, JUDGE_VERDICTS, REPLY_SUPPORTED, UNJUDGED, verdict_of_reply
 from citecheck.judges.derive import derive_judgment, liu_credit
 
 
@@ -26,7 +27,7 @@ class Assessment:
 
     @property
     def supported(self) -> bool:
-        return self.status == "ok" and self.verdict == "supported"
+        return self.status == "ok" and self.verdict == REPLY_SUPPORTED
 
     def detail(self) -> dict[str, Any]:
         return {
@@ -41,7 +42,7 @@ class Assessment:
 
 def not_judged(reason: str) -> Assessment:
     """No verdict for this sentence, with the reason."""
-    return Assessment(status="unjudged", reason=reason)
+    return Assessment(status=UNJUDGED, reason=reason)
 
 
 def judgment_of(
@@ -72,17 +73,17 @@ def judgment_of(
 
     def full_alone(labels: frozenset[str]) -> bool | None:
         level = levels.get(next(iter(labels))) if len(labels) == 1 else None
-        return None if level is None else level == "full"
+        return None if level is None else level == FULL
 
     return derive_judgment(
         tuple(levels),
         full_alone,
         judge=judge,
         judge_version=version,
-        together=assessment.verdict == "supported",
+        together=assessment.verdict == REPLY_SUPPORTED,
         rest_known=False,
         joint_elsewhere=lambda: elsewhere,
-        verdict=assessment.verdict if assessment.verdict in ("partial", "contradicted") else None,
+        verdict=mapped if (mapped := verdict_of_reply(assessment.verdict)) in JUDGE_VERDICTS else None,
         credit=liu_credit(assessment.verdict, levels),
         detail=detail,
     )

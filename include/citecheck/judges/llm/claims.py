@@ -27,6 +27,7 @@ import jsonschema
 from citecheck.core.claims import apply_splits
 from citecheck.core.model import StructuredTurn
 from citecheck.core.text import text_hash
+from citecheck.core.vocabulary import UNJUDGED
 from citecheck.judges.llm.assessment import Assessment
 from citecheck.judges.llm.batch_state import BatchStateStore
 from citecheck.judges.llm.config import LLMConfig
@@ -92,7 +93,7 @@ class SplitReader:
         for sid, _ in request.sentences:
             entry = entries.get(sid)
             out[sid] = Split(tuple(entry["claims"])) if entry is not None else \
-                Assessment("unjudged", reason="sentence missing from the reply")
+                Assessment(UNJUDGED, reason="sentence missing from the reply")
         return out, len(set(entries) - asked)
 
 
@@ -102,6 +103,25 @@ SPLIT_READER = SplitReader()
 def split_key(model: str, sentence: str) -> str:
     """The cache key of a sentence's split: its text, the model and the prompt version."""
     return f"{model}|{SPLIT_PROMPT_VERSION}|{text_hash(sentence)}"
+
+
+def split_request(config: LLMConfig, turn_id: str, sentences: Sequence[tuple[str, str]],
+                  chars_per_token: float | None = None) -> AnswerRequest:
+    """The one split request of an answer: its (id, text) sentences, the rubric as the system prompt."""
+    payload = json.dumps({"passages": [], "sentences": [{"id": sid, "text": text} for sid, text in sentences]},
+                         ensure_ascii=False, separators=(",", ":"))
+    params = SPLIT_READER.params(config, payload)
+    digest = text_hash("claims\x1f" + turn_id + "\x1f" + ",".join(sid for sid, _ in sentences))
+    return AnswerRequest(turn_id=turn_id, custom_id=f"c{digest[:32]}", positions=tuple(range(len(sentences))),
+                         sentences=tuple((sid, ()) for sid, _ in sentences), passages={}, params=params,
+                         estimate=estimate_request(config, params, chars_per_token or config.chars_per_token),
+                         reader=SPLIT_READER)
+
+
+def split_reply_text(claims: Mapping[str, Sequence[str]]) -> str:
+    """The reply object for these claims by sentence id (what a reply costs in output tokens)."""
+    return json.dumps({"sentences": [{"id": sid, "claims": list(c)} for sid, c in claims.items()]},
+                      ensure_ascii=False, separators=(",", ":"))
 
 
 class LLMClaimSplitter:
@@ -144,7 +164,7 @@ class LLMClaimSplitter:
         if requests:
             self.counts["answers_asked"] += len(requests)
             if not self._calls.has_api_key():
-                results = {r.custom_id: {sid: Assessment("unjudged", reason="skipped_no_api_key")
+                results = {r.custom_id: {sid: Assessment(UNJUDGED, reason="skipped_no_api_key")
                                          for sid, _ in r.sentences} for r in requests}
             elif self.config.transport == "batches":
                 results = self._batches.run(requests)
@@ -168,15 +188,7 @@ class LLMClaimSplitter:
         return out
 
     def _request(self, turn_id: str, sentences: Sequence[tuple[str, str]]) -> AnswerRequest:
-        payload = json.dumps({"passages": [], "sentences": [{"id": sid, "text": text} for sid, text in sentences]},
-                             ensure_ascii=False, separators=(",", ":"))
-        params = SPLIT_READER.params(self.config, payload)
-        digest = text_hash("claims\x1f" + turn_id + "\x1f" + ",".join(sid for sid, _ in sentences))
-        return AnswerRequest(turn_id=turn_id, custom_id=f"c{digest[:32]}",
-                             positions=tuple(range(len(sentences))),
-                             sentences=tuple((sid, ()) for sid, _ in sentences), passages={}, params=params,
-                             estimate=estimate_request(self.config, params, self._calls.ledger.chars_per_token),
-                             reader=SPLIT_READER)
+        return split_request(self.config, turn_id, sentences, self._calls.ledger.chars_per_token)
 
     def stats(self) -> dict[str, Any]:
         return dict(self.counts)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from importlib.resources import files
 from typing import Any
 
-VERDICTS = ("supported", "partial", "not_supported", "contradicted")
-SUPPORT_LEVELS = ("full", "partial", "none")
+from citecheck.core.vocabulary import REPLY_VERDICTS as VERDICTS
+from citecheck.core.vocabulary import SUPPORT_LEVELS
 
 RUBRIC = files(__package__).joinpath("rubric.txt").read_text(encoding="utf-8")
 

@@ -1,7 +1,8 @@
 """Quote verification (SPEC §4): a reply entry counts only when its quotes and labels check out.
 
 No fuzzy matching: every quote must occur in the passage its label names, one the sentence
-cites, after normalising whitespace, case and curly apostrophes (`citecheck.core.text.quote_in_passage`).
+cites, after normalising whitespace, case, curly apostrophes and Unicode forms (NFKC: full-width
+"２２０ユーロ" is "220ユーロ"; `citecheck.core.text.quote_in_passage`).
 Every citation marked `full` or `partial` needs a quote of its own, a verdict other than
 `not_supported` needs at least one quote, and the labels must agree with the verdict
 (`supported` needs some support; a `full` citation means `supported`). Anything else makes the
@@ -14,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from citecheck.core.text import quote_in_passage
+from citecheck.core.vocabulary import FULL, NO_SUPPORT, REPLY_NOT_SUPPORTED, REPLY_SUPPORTED
 from citecheck.judges.llm.assessment import Assessment
 
 
@@ -23,7 +25,7 @@ def assess_entry(entry: Mapping[str, Any], cited: Sequence[str], passages: Mappi
     given: dict[str, str] = {}
     for c in entry["citations"]:
         given.setdefault(c["label"], c["support"])
-    supports = {label: given.get(label, "none") for label in cited}
+    supports = {label: given.get(label, NO_SUPPORT) for label in cited}
     problems: list[str] = []
     quote_ok = True
     quotes = []
@@ -38,15 +40,15 @@ def assess_entry(entry: Mapping[str, Any], cited: Sequence[str], passages: Mappi
             )
     quoted = {q["label"] for q in quotes if q["verified"]}
     for label, support in supports.items():
-        if support != "none" and label not in quoted:
+        if support != NO_SUPPORT and label not in quoted:
             quote_ok = False
             problems.append(f"{label} marked {support} without a quote")
-    if verdict != "not_supported" and not quotes:
+    if verdict != REPLY_NOT_SUPPORTED and not quotes:
         quote_ok = False
         problems.append(f"no quotes for a {verdict} verdict")
-    if verdict == "supported" and all(s == "none" for s in supports.values()):
+    if verdict == REPLY_SUPPORTED and all(s == NO_SUPPORT for s in supports.values()):
         problems.append("supported with no supporting citation")
-    if verdict != "supported" and "full" in supports.values():
+    if verdict != REPLY_SUPPORTED and FULL in supports.values():
         problems.append(f"a full citation with verdict {verdict}")
     return Assessment(
         status="ok" if not problems else "unverified",

@@ -7,11 +7,13 @@
     windows.py   one- and two-sentence windows inside one passage (the default)
     chunks.py    passages packed in order into chunks of `chunk_tokens` tokens (`"premise": "chunks"`)
     judge.py     `NLIJudge`: pairs collected, deduplicated, cached and scored once; judgments derived
+    languages.py `LanguageNLIJudge`: the `"models"` map, a model per language (`language_unsupported`)
 
 The public names below are importable from `citecheck.judges.nli`.
 """
 
 from citecheck.judges.nli.judge import MIN_PREMISE_TOKENS, NLIJudge, from_spec
+from citecheck.judges.nli.languages import LanguageNLIJudge
 from citecheck.judges.nli.scorer import CrossEncoderScorer, ModelLoadError, Pair, label_indices, load_scorer
 from citecheck.judges.nli.settings import (
     DEFAULT_CHUNK_TOKENS,
@@ -27,6 +29,7 @@ __all__ = [
     "MIN_PREMISE_TOKENS",
     "PREMISES",
     "CrossEncoderScorer",
+    "LanguageNLIJudge",
     "ModelLoadError",
     "NLIJudge",
     "NLISettings",

@@ -30,6 +30,7 @@ variant's tag and the premise mode's tag join the judge version and the cache ke
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,9 +44,10 @@ from citecheck.judges.cache import InMemoryCache, JudgmentCache, Probabilities, 
 from citecheck.judges.derive import derive_judgment
 from citecheck.judges.nli.backends import auto_batch_size
 from citecheck.judges.nli.chunks import ChunkPremises
+from citecheck.judges.nli.languages import LanguageNLIJudge
 from citecheck.judges.nli.premises import PremiseBuilder, TextUnits
 from citecheck.judges.nli.scorer import CrossEncoderScorer, Pair, load_scorer
-from citecheck.judges.nli.settings import NLISettings, parse_spec
+from citecheck.judges.nli.settings import ANY_LANGUAGE, NLISettings, parse_spec
 from citecheck.judges.nli.windows import WindowPremises
 
 MIN_PREMISE_TOKENS = 8
@@ -428,8 +430,15 @@ def _cache_from_options(options: Mapping[str, Any]) -> JudgmentCache:
     return cache
 
 
-def from_spec(spec: Mapping[str, Any], **options: Any) -> NLIJudge:
-    """Build the NLI judge of a judge file; options: `cache` (a `JudgmentCache`; default in memory), `progress`."""
+def from_spec(spec: Mapping[str, Any], **options: Any) -> NLIJudge | LanguageNLIJudge:
+    """Build the NLI judge of a judge file; options: `cache` (a `JudgmentCache`; default in memory), `progress`.
+    A `"models"` map other than `{"*": model}` gives a `LanguageNLIJudge` (a model per language)."""
     settings = parse_spec(spec)
     cache = _cache_from_options(options)
-    return NLIJudge(load_scorer(settings), settings, cache=cache, progress=options.get("progress"))
+
+    def build(one: NLISettings) -> NLIJudge:
+        return NLIJudge(load_scorer(one), one, cache=cache, progress=options.get("progress"))
+
+    if settings.models and [code for code, _ in settings.models] != [ANY_LANGUAGE]:
+        return LanguageNLIJudge(settings, build)
+    return build(dataclasses.replace(settings, models=()))

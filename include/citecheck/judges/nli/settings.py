@@ -10,6 +10,7 @@ from citecheck.judges.base import JudgeSpecError
 from citecheck.judges.nli.backends import BackendChoice, parse_backend
 
 DEFAULT_MODEL = "cross-encoder/nli-deberta-v3-base"
+ANY_LANGUAGE = "*"  # the `"models"` key of the model for every language without its own
 PREMISES = ("windows", "chunks")
 """How a passage becomes premises: one- and two-sentence windows (the default) or packed chunks."""
 DEFAULT_CHUNK_TOKENS = 400
@@ -21,6 +22,7 @@ _FIELDS = frozenset(
     {
         "kind",
         "model",
+        "models",
         "revision",
         "threshold",
         "batch_size",
@@ -61,6 +63,16 @@ class NLISettings:
     support_label: str | int | None = None
     """The head's label that means "supported" (a name in `config.id2label` or an index); None: the
     label starting with 'entail'."""
+    models: tuple[tuple[str, str], ...] = ()
+    """The `"models"` map (SPEC §2.2), sorted: (language code or "*", model); () = `model` for every
+    language. A sentence whose language has no entry (and no "*") is not judged by NLI."""
+
+    def model_for(self, language: str) -> str | None:
+        """The model that judges sentences of this language (None: none does)."""
+        if not self.models:
+            return self.model
+        found = dict(self.models)
+        return found.get(language, found.get(ANY_LANGUAGE))
 
     @property
     def backend_choice(self) -> BackendChoice:
@@ -83,7 +95,8 @@ def parse_spec(spec: Mapping[str, Any]) -> NLISettings:
     unknown = set(spec) - _FIELDS
     if unknown:
         raise JudgeSpecError(f"nli judge: unknown fields {sorted(unknown)}; allowed: {sorted(_FIELDS)}")
-    model = spec.get("model", DEFAULT_MODEL)
+    models = _models(spec)
+    model = spec.get("model", dict(models).get(ANY_LANGUAGE) or (models[0][1] if models else DEFAULT_MODEL))
     if not isinstance(model, str) or not model.strip():
         raise JudgeSpecError("nli judge: 'model' must be a Hub model id or a local directory path")
     threshold = spec.get("threshold", 0.5)
@@ -121,7 +134,30 @@ def parse_spec(spec: Mapping[str, Any]) -> NLISettings:
         premise=premise,
         chunk_tokens=chunk_tokens or DEFAULT_CHUNK_TOKENS,
         support_label=_support_label(spec),
+        models=models,
     )
+
+
+def _models(spec: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The `"models"` map: language code (ISO 639, lower case) or "*" → model id or directory.
+    A lone `"model"` is `{"*": model}` (returned as (): one model for every language)."""
+    if "models" not in spec:
+        return ()
+    if "model" in spec:
+        raise JudgeSpecError("nli judge: give 'model' (one model for every language) or 'models' (per language), "
+                             "not both")
+    models = spec["models"]
+    if not isinstance(models, Mapping) or not models:
+        raise JudgeSpecError("nli judge: 'models' must be a non-empty object {language code or \"*\": model}")
+    out = []
+    for code, model in models.items():
+        if code != ANY_LANGUAGE and not (isinstance(code, str) and code.isascii() and code.isalpha()
+                                         and code.islower() and 2 <= len(code) <= 3):
+            raise JudgeSpecError(f"nli judge: 'models' key {code!r} is not a language code (de, ja) or \"*\"")
+        if not isinstance(model, str) or not model.strip():
+            raise JudgeSpecError(f"nli judge: 'models' {code!r} must name a Hub model id or a local directory path")
+        out.append((code, model.strip()))
+    return tuple(sorted(out))
 
 
 def _support_label(spec: Mapping[str, Any]) -> str | int | None:

@@ -1,0 +1,124 @@
+"""The language of a turn (SPEC §2.2): its logged `language` or `locale` attribute, else detected.
+
+A logged value counts when it is a BCP 47 tag (`de`, `de-DE`, `zh-Hant-TW`); its first subtag,
+lower-cased, is the language (`language_source = "logged"`). A logged value that is not BCP 47
+(`"xx_YY"`, `"123"`) is no language: the answer text is detected instead and the turn counts one
+input repair (`invalid_language_tag`). Detection uses py3langid (97 languages, normalised
+probabilities; `bench/bench_language_detection.py` measured it against lingua on short answers):
+markers, URLs and code are removed first; a mixed-language answer takes its majority language
+(each sentence votes with its letters); an empty answer, or one the detector is not sure of, is
+`und` (undetermined), which the rules read as the default (English) rules.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+UNDETERMINED = "und"
+LOGGED = "logged"
+DETECTED = "detected"
+LANGUAGE_SOURCES = (LOGGED, DETECTED)
+LANGUAGE_ATTRIBUTES = ("language", "locale")  # the attribute keys read, in this order
+INVALID_LANGUAGE_TAG = "invalid_language_tag"  # the input repair a malformed logged tag counts
+LANGUAGE_UNSUPPORTED = "language_unsupported"  # the unjudged reason: no NLI model reads the language
+
+# BCP 47 (RFC 5646) language tags, case-insensitive: language[-extlang][-script][-region][-variant]
+# [-extension][-privateuse]. Grandfathered tags and bare private use ("x-…") are not a language.
+_BCP47 = re.compile(
+    r"(?i)^(?P<language>[a-z]{2,3}(?:-[a-z]{3}){0,3}|[a-z]{5,8})(?:-[a-z]{4})?(?:-(?:[a-z]{2}|\d{3}))?"
+    r"(?:-(?:[a-z\d]{5,8}|\d[a-z\d]{3}))*(?:-[a-wyz\d](?:-[a-z\d]{2,8})+)*(?:-x(?:-[a-z\d]{1,8})+)?$")
+_MARKUP = re.compile(r"```.*?(?:```|$)|`[^`\n]*`|(?:https?|ftp)://\S+|\[[^\[\]\n]{0,40}\]", re.DOTALL)
+_PIECES = re.compile(r"(?<=[.!?\u3002\uff01\uff1f])\s*|\n+")
+_LETTER = re.compile(r"[^\W\d_]")
+MIN_CONFIDENCE = 0.3  # below this normalised probability the detector's guess is no answer
+SURE = 0.95  # a whole answer detected this surely is one language: no per-sentence vote
+
+
+@dataclass(frozen=True, slots=True)
+class TurnLanguage:
+    """A turn's language: `code` (an ISO 639 code, or `und`), where it came from, and the input
+    repair it needed (`invalid_language_tag`, or None)."""
+
+    code: str
+    source: str
+    repair: str | None = None
+
+
+def language_subtag(value: Any) -> str | None:
+    """The language of a BCP 47 tag (its first subtag, lower-cased; `"de-DE"` → `"de"`); None when
+    the value is not a BCP 47 tag (`"xx_YY"`, `"123"`, `""`)."""
+    if not isinstance(value, str):
+        return None
+    found = _BCP47.match(value.strip())
+    return found.group("language").split("-", 1)[0].lower() if found else None
+
+
+def logged_language(attributes: Mapping[str, Any]) -> tuple[str | None, bool]:
+    """(language, repaired) from a turn's attributes: the first of `language`, `locale` that is
+    present and not blank. `repaired` is True when that value is not a BCP 47 tag (the caller
+    detects instead). `und` logged is no language and no repair."""
+    for key in LANGUAGE_ATTRIBUTES:
+        value = attributes.get(key)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            continue
+        code = language_subtag(value)
+        if code is None:
+            return None, True
+        return (None if code == UNDETERMINED else code), False
+    return None, False
+
+
+def detection_text(answer: str) -> str:
+    """The answer as the detector reads it: without markers, URLs and code."""
+    return _MARKUP.sub(" ", answer)
+
+
+@lru_cache(maxsize=1)
+def _identifier() -> Any:
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+
+
+def _classify(text: str) -> tuple[str, float]:
+    code, confidence = _identifier().classify(text)
+    return str(code), float(confidence)
+
+
+def detect_language(text: str) -> str:
+    """The majority language of a text, or `und`.
+
+    The whole text first: a sure answer (`SURE`) is the language. Otherwise each sentence the
+    detector is sure enough of (`MIN_CONFIDENCE`) votes with its number of letters; with no vote,
+    the whole text's answer if sure enough, else `und`.
+    """
+    if not _LETTER.search(text):
+        return UNDETERMINED
+    whole, confidence = _classify(text)
+    if confidence >= SURE:
+        return whole
+    votes: Counter[str] = Counter()
+    pieces = [p for p in _PIECES.split(text) if p and _LETTER.search(p)]
+    if len(pieces) > 1:
+        for piece in pieces:
+            code, sure = _classify(piece)
+            if sure >= MIN_CONFIDENCE:
+                votes[code] += len(_LETTER.findall(piece))
+    if votes:
+        return max(sorted(votes), key=votes.__getitem__)
+    return whole if confidence >= MIN_CONFIDENCE else UNDETERMINED
+
+
+def turn_language(attributes: Mapping[str, Any], answer: str) -> TurnLanguage:
+    """A turn's language: logged when its attributes carry a BCP 47 tag, else detected from the
+    answer (a malformed tag is counted as a repair)."""
+    code, repaired = logged_language(attributes)
+    if code is not None:
+        return TurnLanguage(code, LOGGED)
+    return TurnLanguage(detect_language(detection_text(answer)), DETECTED,
+                        INVALID_LANGUAGE_TAG if repaired else None)
