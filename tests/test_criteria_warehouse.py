@@ -82,3 +82,40 @@ def test_figures_are_published_with_each_sentence(engine):
     untraced = untraced_figure_sentences(engine, DAY, 50)
     assert [r["text"] for r in untraced] == ["Approved reports are paid within 5 business days."]
     assert untraced[0]["figures"] == [{"text": "5", "kind": "number", "value": "5", "traced": False}]
+
+
+def test_a_failing_day_raises_an_alert_and_metrics_shows_the_decision(engine, capsys):
+    from citecheck.cli import main
+    from citecheck.warehouse.published import alerts_between
+
+    W.load_turns(engine, orbit_warehouse_turns())
+    job.run_day(engine, DAY, settings())
+    alerts = [a for a in alerts_between(engine, DAY, DAY) if a["slice_name"] == "criterion"]
+    assert [(a["slice_value"], a["metric"], a["direction"]) for a in alerts] == [
+        ("recall", "citation_recall", "down")]
+    alert = alerts[0]
+    assert alert["baseline"] == 0.9 and "acceptance criterion 'recall' failed" in alert["rule"]
+    assert alert["group_id"] and alert["folded"] is False  # grouped like the step-change alerts
+    capsys.readouterr()
+    assert main(["metrics", "--day", DAY.isoformat()]) == 0
+    out = capsys.readouterr().out
+    assert "decision of 2026-11-30: fail" in out
+    assert out.index("FAIL    recall: citation_recall") < out.index("decision of 2026-11-30")
+
+
+def test_bi_reads_both_decision_tables():
+    import yaml
+
+    from citecheck.bi.dbt import dbt_files
+    from citecheck.bi.superset import bundle
+    from helpers import REPO
+
+    datasets = bundle("sqlite:////tmp/never-opened.sqlite")
+    assert {"datasets/citecheck_warehouse/criteria_results.yaml",
+            "datasets/citecheck_warehouse/answer_decisions.yaml"} <= set(datasets)
+    files = dict(dbt_files((REPO / "docs" / "metrics.md").read_text(encoding="utf-8")))
+    sources = yaml.safe_load(files["models/sources.yml"])
+    tables = {t["name"]: t for s in sources["sources"] for t in s["tables"]}
+    assert {"criteria_results", "answer_decisions"} <= set(tables)
+    assert "acceptance criterion" in tables["criteria_results"]["description"]
+    assert {"criteria_results", "answer_decisions"} <= set(T.BI_READABLE)

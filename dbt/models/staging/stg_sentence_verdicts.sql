@@ -21,6 +21,7 @@ select
     llm,
     first_stage,
     best_windows,
+    figures,
     run_id,
     config_hash,
     judge_versions

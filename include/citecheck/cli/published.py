@@ -46,10 +46,18 @@ def add_suggestions(sub: Any) -> None:
 def cmd_metrics(args: argparse.Namespace) -> int:
     from citecheck.warehouse.published import day_metrics
 
-    rows = day_metrics(warehouse(), args.day)
+    engine = warehouse()
+    rows = day_metrics(engine, args.day)
     if args.json:
         write_json(rows, None)
         return EXIT_OK
+    from citecheck.features.gate import format_gate
+    from citecheck.warehouse.published import day_decision
+
+    decision = day_decision(engine, args.day)
+    if decision is not None:  # the day's acceptance criteria (SPEC 5.1) first
+        print(format_gate(decision, heading=f"decision of {args.day}"))
+        print()
     for row in rows:
         if row["slice_name"] == "all" and row["averaging"] == "micro":
             value = "null" if row["value"] is None else f"{row['value']:.3f}"

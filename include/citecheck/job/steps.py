@@ -388,7 +388,8 @@ def monitor_day(engine: Engine, day: dt.date, run_id: str, settings: Any) -> dic
     history = published.published_days_before(engine, day, ms.history_days)
     rows = published.metric_rows(engine, history[0] if history else day, day, days=[*history, day],
                                  metrics=ms.metrics, averaging=ms.averaging)
-    day_alerts, stats = assess_day(day, run_id, rows, history, ms)
+    decision = published.day_decision(engine, day)
+    day_alerts, stats = assess_day(day, run_id, rows, history, ms, decision["criteria"] if decision else ())
     alerts.replace_alerts(engine, day, run_id, day_alerts)
     runs.record_monitor(engine, run_id, stats)
     return stats
