@@ -14,19 +14,22 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import os
 import platform
 import time
 from dataclasses import replace
+from pathlib import Path
 
-from citecheck.core.claims import split_turn
-from citecheck.core.claims.rules import RulesSplitter
+from citecheck.core.claims import split_problem, split_turn
+from citecheck.core.claims.rules import RulesSplitter, split_sentence
 from citecheck.core.config import Config
 from citecheck.core.pipeline import in_conversation_order, structure_turns
 from citecheck.core.turns import turn_from_dict
 from citecheck.demo.days import generate
 
 GOAL_RATIO = 2.0
+TABLE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "claim_splits.json"
 
 
 def _cpu() -> str:
@@ -75,6 +78,14 @@ def main() -> None:
     print(f"claims / structural time: {ratio:.2f}x (goal <= {GOAL_RATIO:.0f}x): {verdict}")
     print(f"split: {split_sentences} of {worthy} check-worthy sentences ({split_sentences / max(worthy, 1):.1%}), "
           f"{claims} claims ({claims / max(worthy, 1):.3f} per sentence), {rejected} splits rejected")
+    table = json.loads(TABLE.read_text(encoding="utf-8"))
+    hard = [sentence for part in table.values() if isinstance(part, list) for sentence, _ in part] * 20
+    t0 = time.perf_counter()
+    for sentence in hard:
+        split_problem(sentence, split_sentence(sentence), claims_config.claims_max)
+    elapsed = time.perf_counter() - t0
+    print(f"worst case, every sentence coordinated (tests/fixtures/claim_splits.json x20): "
+          f"{len(hard) / elapsed:.0f} sentences/s split and verified")
 
 
 if __name__ == "__main__":

@@ -38,15 +38,15 @@ def main(argv: list[str]) -> int:
     if str(run.state) not in ("success", "DagRunState.SUCCESS"):
         return 1
     from citecheck.core.metrics import HEADLINE_METRICS
+    from citecheck.core.metrics.display import metric_line
     from citecheck.warehouse import day_metrics, engine_for
 
-    rows = [r for r in day_metrics(engine_for(), day) if r["slice_name"] == "all" and r["averaging"] == "micro"]
+    rows = {r["metric"]: r for r in day_metrics(engine_for(), day) if r["slice_name"] == "all"
+            and r["averaging"] == "micro"}
     print(f"\nheadline metrics for {day} (micro: pooled over sentences)")
-    for r in rows:
-        if r["metric"] in HEADLINE_METRICS:
-            value = "null" if r["value"] is None else f"{r['value']:.3f}"
-            interval = f"   95% [{r['ci_low']:.3f}, {r['ci_high']:.3f}]" if r.get("ci_low") is not None else ""
-            print(f"  {r['metric']:<26}{value:>8}   {r['numerator']:g} / {r['denominator']:g}{interval}")
+    for name in HEADLINE_METRICS:
+        if name in rows:
+            print("  " + metric_line(rows[name], rows))
     return 0
 
 

@@ -13,7 +13,7 @@ Every Monday, for the week before (Monday to Sunday): keeps the judges honest wi
    nothing. Clear this task after an import (or run `citecheck review publish --from --to`):
    the publish replaces the week's rows in one transaction, so it is idempotent.
 
-The logic lives in `citecheck.review.report`; this file only wires it.
+The logic lives in `citecheck.review.loop`; this file only wires it.
 """
 
 from __future__ import annotations
@@ -55,31 +55,31 @@ def citation_review_weekly():
     @task
     def export_sample() -> dict:
         from citecheck.job.airflow import task_warehouse
-        from citecheck.review import report
+        from citecheck.review import loop
 
         first, last, params = _week()
         engine = task_warehouse()
-        existing = report.exported_items(engine, first, last)
+        existing = loop.exported_items(engine, first, last)
         if existing:
             return {"status": "already_exported", "items": existing}
         folder = Path(os.environ.get("CITECHECK_REVIEW_DIR", "review_samples"))
         out = folder / f"review_{first.isoformat()}_{last.isoformat()}.{params['format']}"
-        result = report.export_sample(engine, first, last, int(params["sample_size"]), out, params["format"])
+        result = loop.export_sample(engine, first, last, int(params["sample_size"]), out, params["format"])
         return {"status": "exported", "items": result["items"], "population": result["population"],
                 "file": result["file"]}
 
     @task
     def publish_quality(exported: dict) -> dict:
         from citecheck.job.airflow import task_warehouse
-        from citecheck.review import report
+        from citecheck.review import loop
 
         first, last, params = _week()
         engine = task_warehouse()
         if not exported.get("items"):
             return {"status": "nothing_to_review"}
-        if not report.labelled_count(engine, first, last):
+        if not loop.labelled_count(engine, first, last):
             return {"status": "no_labels_yet"}
-        return {"status": "published", **report.publish(
+        return {"status": "published", **loop.publish(
             engine, first, last, false_pass_target=float(params["false_pass_target"]))}
 
     publish_quality(export_sample())

@@ -207,3 +207,27 @@ def test_the_sample_in_the_rule_claims_mode(tmp_path):
     assert out["metrics"]["micro"]["claims_per_sentence"] > 1 and out["invariant_violations"] == []
     assert out["stats"]["missing_statements"] <= 0.05 * out["counts"]["check_worthy_claims"]
     assert demo.config_toml() == demo.config_toml(claims=False) and "[claims]" not in demo.config_toml()
+
+
+def test_compare_adds_the_claim_metrics_when_both_outputs_have_claims(tmp_path):
+    from citecheck.features.compare import compare, format_comparison
+
+    turns = list(FIXTURE["turns"].values())
+    claims = score_dicts(turns, FIXTURE["judge"], _recorded_config(tmp_path))["turns"]
+    sentences = score_dicts(turns, FIXTURE["judge"])["turns"]
+    both = compare(claims, claims)
+    assert both["metrics"]["claim_recall"]["micro"]["base"] == pytest.approx(2 / 5)
+    assert both["metrics"]["claim_recall"]["micro"]["difference"] == 0
+    assert "partially_supported_rate" in format_comparison(both)
+    mixed = compare(sentences, claims)
+    assert "claim_recall" not in mixed["metrics"] and "citation_recall" in mixed["metrics"]
+
+
+def test_the_rule_splitter_gives_the_seed_split_and_its_figures(tmp_path):
+    out = score_dicts([FIXTURE["turns"]["plan"]], FIXTURE["judge"], replace(Config(), claims_mode="rules"))
+    expected = FIXTURE["expected"]["plan"]["recorded_mode"]
+    [sentence] = out["turns"][0]["sentences"]
+    assert [c["text"] for c in sentence["claims"]] == expected["claims"]
+    fractions = _fractions(out)
+    for metric in ("claim_recall", "claim_precision", "claims_per_sentence", "citation_recall", "citation_precision"):
+        assert fractions[metric] == expected[metric], metric

@@ -9,7 +9,6 @@ publishes; a dead holder process or a run-out lease frees the day.
 from __future__ import annotations
 
 import datetime as dt
-import os
 import subprocess
 import sys
 import time
@@ -25,6 +24,8 @@ from citecheck.warehouse import locks
 from citecheck.warehouse import tables as T
 from helpers import orbit_settings, orbit_warehouse_turns
 from helpers.faults import run_status, staged_rows
+from helpers.sample_cli import citecheck as _citecheck
+from helpers.sample_cli import sample_env
 
 DAY = dt.date(2026, 11, 30)
 SAMPLE_DAY = "2026-11-23"
@@ -44,7 +45,7 @@ def test_a_held_day_refuses_another_run_and_is_renewed_by_its_holder(engine):
     with pytest.raises(locks.DayLocked, match="day 2026-11-30 is locked by run run-a; run run-b did not start"):
         locks.acquire(engine, DAY, "run-b")
     with pytest.raises(locks.DayLocked, match="run run-b lost the day's lock to run run-a"):
-        locks.renew(engine, DAY, "run-b")
+        locks.renew(engine, DAY, "run-b", None)
     assert locks.try_acquire(engine, DAY + dt.timedelta(days=1), "run-b") is None  # another day is free
     assert not locks.release(engine, DAY, "run-b") and locks.release(engine, DAY, "run-a")
     assert locks.try_acquire(engine, DAY, "run-b") is None
@@ -86,31 +87,11 @@ def test_a_run_that_lost_its_day_publishes_nothing(engine):
     with pytest.raises(locks.DayLocked, match="lost the day's lock to run the-other-run"):
         job.publish(run)
     with pytest.raises(locks.DayLocked):  # nor does the publish transaction itself
-        W.publish_day(engine, DAY, run.run_id)
+        W.publish_day(engine, DAY, run.run_id, 1)
     assert run_status(engine, run.run_id) == "validated" and W.published_run_id(engine, DAY) is None
 
 
 # --- real processes ----------------------------------------------------------------------------
-
-def _sample_env(tmp_path: Path, url: str) -> dict[str, str]:
-    """A warehouse holding the bundled sample's day (300 turns), and the environment of a CLI run."""
-    from citecheck.cli import main
-
-    sample = tmp_path / "sample"
-    assert main(["sample", "--start", SAMPLE_DAY, "--days", "1", "--out", str(sample)]) == 0
-    env = {**os.environ, "CITECHECK_WAREHOUSE_URL": url, "CITECHECK_JUDGE": str(sample / "judge.json"),
-           "CITECHECK_CONFIG": str(sample / "config.toml"), "PYTHONPATH": os.pathsep.join(
-               [str(REPO / "include"), str(REPO / "tests"), os.environ.get("PYTHONPATH", "")])}
-    load = subprocess.run([sys.executable, "-m", "citecheck", "load-sample", "--start", SAMPLE_DAY, "--days", "1"],
-                          env=env, capture_output=True, text=True, timeout=300)
-    assert load.returncode == 0, load.stderr[-2000:]
-    return env
-
-
-def _citecheck(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "citecheck", *args], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-
 
 def _wait_for_holder(engine: sa.Engine, day: dt.date, first: subprocess.Popen[str]) -> str:
     deadline = time.monotonic() + 120
@@ -125,7 +106,7 @@ def _wait_for_holder(engine: sa.Engine, day: dt.date, first: subprocess.Popen[st
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_two_concurrent_cli_runs_of_one_day_one_refuses_one_waits(request, tmp_path, backend):
     url = f"sqlite:///{tmp_path}/w.sqlite" if backend == "sqlite" else request.getfixturevalue("pg_warehouse_url")
-    env = _sample_env(tmp_path, url)
+    env = sample_env(tmp_path, url, SAMPLE_DAY)
     engine = W.make_engine(url)
     day = dt.date.fromisoformat(SAMPLE_DAY)
     first = _citecheck(env, "run", "--day", SAMPLE_DAY)

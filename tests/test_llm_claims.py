@@ -128,3 +128,13 @@ def test_llm_mode_without_an_llm_judge_is_a_clear_error():
 
     with pytest.raises(ClaimsError, match="anthropic judge"):
         score([turn_from_dict(PLAN)], judge_from_spec(FIXTURE["judge"]), LLM_MODE)
+
+
+TOO_MANY = [f"The Starter plan costs forty units, part {n}." for n in range(21)]
+
+
+@pytest.mark.parametrize("claims", [[CLAIMS[0], ""], TOO_MANY], ids=["an empty claim", "21 claims"])
+def test_a_reply_with_an_empty_claim_or_too_many_is_rejected(fake: FakeAnthropic, claims):
+    fake.grader = splits_as({SENTENCE: claims})
+    [st] = judge_from_spec(spec()).claim_splitter().split_turns(_structured())
+    assert st.claims == {0: (SENTENCE,)} and st.claim_splits_rejected == 1

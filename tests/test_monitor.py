@@ -23,7 +23,7 @@ from citecheck.features.monitor import (
     monitor_settings,
 )
 from citecheck.job import monitor_day
-from citecheck.stats.step_tests import level_shift_p
+from citecheck.stats.change_detection import level_shift_p
 from citecheck.warehouse import tables as T
 from citecheck.warehouse.published import alerts_between
 from helpers import orbit_settings, orbit_warehouse_turns
@@ -170,8 +170,9 @@ def test_alert_message_names_metric_slice_baseline_value_and_link_only():
                "baseline": 0.02, "value": 0.12, "direction": "up", "rule": "..."}]
     subject, body = alert_message(alerts, dt.date(2026, 11, 30), "https://airflow.example/r/2026-11-30")
     assert "2026-11-30" in subject and "2 metric alert" in subject
-    for text in ("unknown_label_rate", "overall", "0.005", "0.03", "multi_citation_share",
-                 "attribute:model=m-&lt;2&gt;", "0.12", 'href="https://airflow.example/r/2026-11-30"'):
+    for text in ("unknown_label_rate", "overall", "<td>0.5%</td><td>3.0%</td>", "multi_citation_share",
+                 "attribute:model=m-&lt;2&gt;", "<td>2.0%</td><td>12.0%</td>",
+                 'href="https://airflow.example/r/2026-11-30"'):
         assert text in body
 
 
@@ -309,7 +310,7 @@ def test_a_few_events_in_a_small_slice_are_no_step_by_the_sampling_test():
     """The history swings little, so the level-shift test alone would fire; 6 unknown labels of
     200 citations against a pooled 1% is not unlikely enough (binomial p ~ 0.02)."""
     from citecheck.features.monitor import pooled_counts
-    from citecheck.stats.step_tests import sampling_p
+    from citecheck.stats.change_detection import sampling_p
 
     rates = [0.01, 0.005, 0.015, 0.01, 0.01, 0.005, 0.015, 0.01, 0.01, 0.01] * 2
     past = [{"value": r, "numerator": r * 200, "denominator": 200} for r in rates]

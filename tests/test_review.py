@@ -445,7 +445,7 @@ def test_weekly_dag_exports_then_publishes_once_labels_are_in(tmp_path):
         return out.stdout + out.stderr
 
     from citecheck import warehouse as W
-    from citecheck.review import report as R
+    from citecheck.review import loop as R
     from citecheck.warehouse import tables as T
 
     dag_test("first")
@@ -500,7 +500,7 @@ def test_a_cascade_day_publishes_each_stage_and_the_review_measures_them(tmp_pat
 
     from citecheck import warehouse as W
     from citecheck.job import run_day
-    from citecheck.review import report as R
+    from citecheck.review import loop as R
     from citecheck.warehouse import review as WR
     from helpers import orbit_settings, orbit_warehouse_turns
     from helpers.fake_anthropic import grade_by_id, serve_with_env

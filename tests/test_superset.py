@@ -174,6 +174,7 @@ def _chart_rows(api: Api, titles: set[str], path: str) -> dict[str, list[dict[st
             failed[chart["slice_name"]] = "no rows"
         else:
             rows[chart["slice_name"]] = body["result"][0]["data"]
+    print(f"after {path}: {len(rows)} of {len(charts)} charts answer rows")  # shown with pytest -s
     assert not failed, f"after {path}, {len(failed)} of {len(charts)} charts answer no rows: {failed}"
     return rows
 

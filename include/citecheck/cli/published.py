@@ -51,6 +51,7 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     if args.json:
         write_json(rows, None)
         return EXIT_OK
+    from citecheck.core.metrics.display import metric_line
     from citecheck.features.gate import format_gate
     from citecheck.warehouse.published import day_decision
 
@@ -58,11 +59,9 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     if decision is not None:  # the day's acceptance criteria (SPEC 5.1) first
         print(format_gate(decision, heading=f"decision of {args.day}"))
         print()
-    for row in rows:
-        if row["slice_name"] == "all" and row["averaging"] == "micro":
-            value = "null" if row["value"] is None else f"{row['value']:.3f}"
-            ci = "" if row.get("ci_low") is None else f"  95% [{row['ci_low']:.3f}, {row['ci_high']:.3f}]"
-            print(f"{row['metric']:<34}{value:>8}  ({row['numerator']:g}/{row['denominator']:g}){ci}")
+    overall = {r["metric"]: r for r in rows if r["slice_name"] == "all" and r["averaging"] == "micro"}
+    for row in overall.values():
+        print(metric_line(row, overall))
     return EXIT_OK
 
 
@@ -85,6 +84,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_alerts(args: argparse.Namespace) -> int:
     from citecheck.core.alert_groups import alert_groups, echo_summary, slice_label
+    from citecheck.core.metrics.display import format_value
     from citecheck.warehouse.published import alerts_between
 
     alerts = alerts_between(warehouse(), args.from_, args.to)
@@ -94,7 +94,8 @@ def cmd_alerts(args: argparse.Namespace) -> int:
 
     def line(a: dict, indent: str = "") -> str:
         return (f"{indent}{a['day']}  {a['metric']:<34} {slice_label(a):<30} {a['averaging']:<6}"
-                f"{a['baseline']:>10.4g} -> {a['value']:<10.4g} {a['direction']:<5} {a['rule']}")
+                f"{format_value(a['metric'], a['baseline']):>10} -> {format_value(a['metric'], a['value']):<10} "
+                f"{a['direction']:<5} {a['rule']}")
 
     groups = alert_groups(alerts)
     for group in groups:

@@ -1,4 +1,4 @@
-"""The weekly human review: `review export|import|report|publish` (`citecheck.review.report`)."""
+"""The weekly human review: `review export|import|report|publish` (`citecheck.review.loop`)."""
 
 from __future__ import annotations
 
@@ -40,35 +40,35 @@ def add_review(sub: Any) -> None:
 
 
 def cmd_review(args: argparse.Namespace) -> int:
-    from citecheck.review import report as review_report
+    from citecheck.review import loop as review_loop
 
     try:
         return _review(warehouse(), args)
-    except (review_report.NoSample, ValueError) as exc:  # a bad period, size or file: nothing was stored
+    except (review_loop.NoSample, ValueError) as exc:  # a bad period, size or file: nothing was stored
         error(str(exc))
         return EXIT_USAGE
 
 
 def _review(engine: Any, args: argparse.Namespace) -> int:
-    from citecheck.review import report as review_report
+    from citecheck.review import loop as review_loop
 
     if args.review_command == "export":
-        out = review_report.export_sample(engine, args.from_, args.to, args.size, args.out, args.format, args.salt)
+        out = review_loop.export_sample(engine, args.from_, args.to, args.size, args.out, args.format, args.salt)
         write_json(out, None)
         return EXIT_OK
     if args.review_command == "import":
-        result = review_report.import_labels(engine, args.file, args.reviewer, args.format)
+        result = review_loop.import_labels(engine, args.file, args.reviewer, args.format)
         write_json({"loaded": len(result.rows), **result.as_dict()}, None)
         for bad in result.errors[:20]:
             sys.stderr.write(f"line {bad['line']}: {bad['reason']}\n")
         return EXIT_SKIPPED if result.errors else EXIT_OK
     settings = {"confidence": args.confidence, "false_pass_target": args.false_pass_target}
     if args.review_command == "publish":
-        write_json(review_report.publish(engine, args.from_, args.to, **settings), None)
+        write_json(review_loop.publish(engine, args.from_, args.to, **settings), None)
         return EXIT_OK
-    report = review_report.build_report(engine, args.from_, args.to, **settings)
+    report = review_loop.build_report(engine, args.from_, args.to, **settings)
     if args.json:
         write_json(report, None)
     else:
-        sys.stdout.write("\n".join(review_report.text_lines(report)) + "\n")
+        sys.stdout.write("\n".join(review_loop.text_lines(report)) + "\n")
     return EXIT_OK

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -97,12 +97,7 @@ def _summary(payload: dict[str, Any]) -> Iterator[str]:
            f" · judge {run['judge']} {run['judge_version'] or ''} · config {run['config_hash']}")
     from citecheck.core.metrics import SCORED_HEADLINE_METRICS
 
-    yield f"{'metric':<26}{'micro':>10}{'macro':>10}  micro 95% interval"
-    for name in SCORED_HEADLINE_METRICS:
-        row = [payload["metrics"][avg].get(name) for avg in ("micro", "macro")]
-        ci = payload["metrics"].get("intervals", {}).get("micro", {}).get(name) or {}
-        span = "" if ci.get("ci_low") is None else f"  [{ci['ci_low']:.3f}, {ci['ci_high']:.3f}]"
-        yield f"{name:<26}" + "".join(f"{'null':>10}" if v is None else f"{v:>10.3f}" for v in row) + span
+    yield from _metric_table("metric", SCORED_HEADLINE_METRICS, payload)
     yield from _claims_summary(payload)
     yield from _native_summary(payload)
     for skip in payload["skipped"][:10]:
@@ -111,21 +106,30 @@ def _summary(payload: dict[str, Any]) -> Iterator[str]:
 
 def _claims_summary(payload: dict[str, Any]) -> Iterator[str]:
     """A claims mode's metrics (SPEC §2.1) under the sentence ones, and the splits it rejected."""
-    from citecheck.core.metrics import CLAIM_METRICS, METRICS
+    from citecheck.core.metrics import CLAIM_METRICS, METRIC_NAMES
 
-    micro = payload["metrics"]["micro"]
-    if "claim_recall" not in micro:
+    if not CLAIM_METRICS & set(payload["metrics"]["micro"]):
         return
-    intervals = payload["metrics"].get("intervals", {}).get("micro", {})
-    yield f"{'claim metric':<30}{'micro':>10}{'macro':>10}  micro 95% interval"
-    for name in (m for m in METRICS if m in CLAIM_METRICS):
-        row = [payload["metrics"][avg].get(name) for avg in ("micro", "macro")]
-        ci = intervals.get(name) or {}
-        span = "" if ci.get("ci_low") is None else f"  [{ci['ci_low']:.3f}, {ci['ci_high']:.3f}]"
-        yield f"{name:<30}" + "".join(f"{'null':>10}" if v is None else f"{v:>10.3f}" for v in row) + span
+    yield from _metric_table("claim metric", [m for m in METRIC_NAMES if m in CLAIM_METRICS], payload)
     run = payload["run"]
     yield (f"claims mode {run.get('claims_mode')}: {payload['counts'].get('check_worthy_claims', 0)} claims, "
            f"{run.get('claim_splits_rejected', 0)} splits rejected (kept whole: a claim added a figure or word)")
+
+
+def _metric_table(title: str, names: Sequence[str], payload: dict[str, Any]) -> Iterator[str]:
+    """Metrics as a person reads them (`core.metrics.display`): micro and macro values, the micro
+    interval, and what the micro value is made of ("3 supported / 8 judged sentences"; F1: its
+    recall and precision)."""
+    from citecheck.core.metrics.display import counts_fraction, format_value, interval
+
+    micro, macro = payload["metrics"]["micro"], payload["metrics"]["macro"]
+    intervals = payload["metrics"].get("intervals", {}).get("micro", {})
+    yield f"{title:<30}{'micro':>9}{'macro':>9}  {'micro 95% interval':<18}  micro made of"
+    for name in names:
+        ci = intervals.get(name) or {}
+        span = interval(name, ci.get("ci_low"), ci.get("ci_high"))
+        yield (f"{name:<30}{format_value(name, micro.get(name)):>9}{format_value(name, macro.get(name)):>9}  "
+               f"{span:<18}  {counts_fraction(name, payload['counts'], micro)}").rstrip()
 
 
 def _native_summary(payload: dict[str, Any]) -> Iterator[str]:
@@ -137,7 +141,9 @@ def _native_summary(payload: dict[str, Any]) -> Iterator[str]:
     if not (counts["native_answer_chars"] or kinds or counts["no_source_text_sentences"]):
         return
     share = micro["cited_char_share"]
-    yield (f"native citations: cited_char_share {'null' if share is None else f'{share:.3f}'}"
+    from citecheck.core.metrics.display import format_value
+
+    yield (f"native citations: cited_char_share {format_value('cited_char_share', share)}"
            f" · pointer problems {counts['pointer_problem_citations']} of {counts['citations']} citations"
            + (f" ({', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))})" if kinds else "")
            + f" · no_source_text {counts['no_source_text_sentences']} of {counts['selected_sentences']} sentences")
@@ -231,7 +237,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         data = json.loads(Path(args.labels).read_text(encoding="utf-8"))
         rows = data["rows"] if isinstance(data, dict) else data
     elif args.from_ and args.to:  # the human labels of the review loop, from the warehouse
-        from citecheck.review.report import NoSample, calibration_rows
+        from citecheck.review.loop import NoSample, calibration_rows
 
         try:
             rows = calibration_rows(warehouse(), args.from_, args.to)

@@ -35,7 +35,16 @@ from pathlib import Path
 from typing import Any
 
 from citecheck.core.config import ConfigError
-from citecheck.core.metrics import BY_NAME, METRIC_NAMES, METRICS, SENTENCE_SLICES, ScoredTurn, ratios, turn_counts
+from citecheck.core.metrics import (
+    BY_NAME,
+    METRIC_NAMES,
+    METRICS,
+    SENTENCE_SLICES,
+    ScoredTurn,
+    count_keys,
+    ratios,
+    turn_counts,
+)
 from citecheck.stats.intervals import ClusterTotals, proportion_intervals
 from citecheck.stats.ratio import Ratio
 
@@ -296,12 +305,9 @@ def overall_decision(decisions: Iterable[str]) -> str:
 
 def _metric_keys(metric: str) -> tuple[str, ...]:
     """The count keys behind a metric (a derived metric: those of the metrics it is made of)."""
-    entry = BY_NAME.get(metric)
-    if entry is None:
+    if metric not in BY_NAME:
         raise CriteriaError(f"unknown metric {metric!r}")
-    if entry.harmonic_mean_of is not None:  # F1: the counts of recall and precision
-        return tuple(k for part in entry.harmonic_mean_of for k in _metric_keys(part))
-    return METRICS[metric][:2]
+    return count_keys(metric)
 
 
 def metric_ratio(counts: Mapping[str, float], metric: str) -> Ratio:

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from citecheck.core.metrics import BY_NAME, METRICS, SCORED_HEADLINE_METRICS, f1_value
+from citecheck.core.metrics import BY_NAME, CLAIM_METRICS, METRICS, SCORED_HEADLINE_METRICS, count_keys, f1_value
 from citecheck.stats.intervals import CONFIDENCE, ClusterTotals, harmonic_mean_gradient
 
 KEY_CHOICES = "turn_id | question | attributes.NAME"
@@ -80,11 +80,15 @@ def _by_key(turns: Sequence[Mapping[str, Any]], key: str, side: str) -> dict[str
 
 
 def compare(base: Sequence[Mapping[str, Any]], candidate: Sequence[Mapping[str, Any]], key: str = "turn_id",
-            metrics: Sequence[str] = SCORED_HEADLINE_METRICS, confidence: float = CONFIDENCE) -> dict[str, Any]:
-    """Pair two scored outputs' turns by `key` and compare every metric (see the module doc)."""
+            metrics: Sequence[str] | None = None, confidence: float = CONFIDENCE) -> dict[str, Any]:
+    """Pair two scored outputs' turns by `key` and compare every metric (see the module doc); by
+    default the headline metrics, and the claim metrics when both outputs were scored in a claims mode."""
     sides = {"base": _by_key(base, key, "base"), "candidate": _by_key(candidate, key, "candidate")}
     paired = [k for k in sides["base"] if k in sides["candidate"]]
     pairs = [(sides["base"][k], sides["candidate"][k]) for k in paired]
+    if metrics is None:
+        claims = bool(pairs) and all("check_worthy_claims" in t.get("counts", {}) for pair in pairs for t in pair)
+        metrics = (*SCORED_HEADLINE_METRICS, *(m for m in METRICS if claims and m in CLAIM_METRICS))
     out: dict[str, Any] = {
         "key": key,
         "confidence": confidence,
@@ -102,12 +106,9 @@ def compare(base: Sequence[Mapping[str, Any]], candidate: Sequence[Mapping[str, 
 
 
 def _count_keys(metric: str) -> tuple[str, ...]:
-    entry = BY_NAME.get(metric)
-    if entry is None:
+    if metric not in BY_NAME:
         raise CompareError(f"no metric {metric!r}")
-    if entry.harmonic_mean_of is not None:  # F1: the counts of its two parts
-        return tuple(k for part in entry.harmonic_mean_of for k in _count_keys(part))
-    return METRICS[metric][:2]
+    return count_keys(metric)
 
 
 def _paired_totals(pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
@@ -200,19 +201,20 @@ def compare_files(base_path: str | Path, candidate_path: str | Path, key: str = 
 
 def format_comparison(result: Mapping[str, Any]) -> str:
     """The comparison as a readable table."""
+    from citecheck.core.metrics.display import difference, format_value
+
+    w = max(24, *(len(m) + 2 for m in result["metrics"]))  # 24 unless a claim metric's name is longer
     lines = [f"paired {result['paired']} items by {result['key']}; dropped {result['dropped']} without a partner",
-             f"{'metric':<24}{'avg':<7}{'base':>8}{'cand':>8}{'diff':>9}  {'95% interval':<19}{'p':>8}{'n':>6}"]
-
-    def num(v: float | None, width: int, signed: bool = False) -> str:
-        return f"{'null':>{width}}" if v is None else f"{v:>+{width}.3f}" if signed else f"{v:>{width}.3f}"
-
+             f"{'metric':<{w}}{'avg':<7}{'base':>8}{'cand':>8}{'diff':>11}  {'95% interval':<25}{'p':>8}{'n':>6}"]
     for metric, by in result["metrics"].items():
         for averaging in ("micro", "macro"):
             r = by[averaging]
-            span = "" if r["ci_low"] is None else f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]"
+            span = "" if r["ci_low"] is None else \
+                f"[{difference(metric, r['ci_low'])}, {difference(metric, r['ci_high'])}]"
             p = "null" if r["p_value"] is None else f"{r['p_value']:.3g}"
-            lines.append(f"{metric:<24}{averaging:<7}{num(r['base'], 8)}{num(r['candidate'], 8)}"
-                         f"{num(r['difference'], 9, True)}  {span:<19}{p:>8}{r['items']:>6}")
+            lines.append(f"{metric:<{w}}{averaging:<7}{format_value(metric, r['base']):>8}"
+                         f"{format_value(metric, r['candidate']):>8}{difference(metric, r['difference']):>11}  "
+                         f"{span:<25}{p:>8}{r['items']:>6}")
     for side, keys in result["dropped_keys"].items():
         if keys:
             shown = ", ".join(keys[:20]) + (f" (+{len(keys) - 20} more)" if len(keys) > 20 else "")

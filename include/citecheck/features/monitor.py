@@ -50,7 +50,8 @@ from typing import Any
 from citecheck.core.alert_groups import alert_groups, echo_summary, group_alerts, slice_label
 from citecheck.core.config import Config, ConfigError
 from citecheck.core.metrics import BY_NAME, METRIC_NAMES, MONITORED_METRICS, REGISTRY
-from citecheck.stats.step_tests import level_shift_p, sampling_p
+from citecheck.core.metrics.display import format_value
+from citecheck.stats.change_detection import level_shift_p, sampling_p
 
 # The monitored metrics and their step sizes by default: the registry's `watch` field.
 DEFAULT_METRICS = MONITORED_METRICS
@@ -284,7 +285,8 @@ def alert_message(alerts: Sequence[Mapping[str, Any]], day: dt.date, report_link
     subject = f"citecheck: {len(alerts)} metric alert(s) in {len(groups)} group(s) for {day.isoformat()}"
     rows = "".join(
         f"<tr><td>{html.escape(g['lead']['metric'])}</td><td>{html.escape(slice_label(g['lead']))}</td>"
-        f"<td>{g['lead']['baseline']:.4g}</td><td>{g['lead']['value']:.4g}</td>"
+        f"<td>{format_value(g['lead']['metric'], g['lead']['baseline'])}</td>"
+        f"<td>{format_value(g['lead']['metric'], g['lead']['value'])}</td>"
         f"<td>{html.escape(g['lead']['direction'])}</td><td>{html.escape(echo_summary(g))}</td></tr>"
         for g in groups)
     body = (f"<p>Step changes in the citation metrics of {day.isoformat()}: {len(alerts)} alert(s); slices that "

@@ -107,16 +107,22 @@ def settings_from_env(params: Mapping[str, Any] | None = None) -> JobSettings:
     job_section = config.extra.get("job") or {}
     values = {k: _seconds(f"job.{k}", job_section[k]) for k in ("lock_wait_s", "lock_lease_s") if k in job_section}
     values |= {k: v for k, v in params.items() if k in PARAMS and v is not None}
+    values |= {k: _seconds(f"job.{k}", values[k]) for k in ("lock_wait_s", "lock_lease_s") if k in values}
     return replace(JobSettings(judge_spec=spec, config=config, min_turns=min_turns_setting(), criteria=criteria),
                    **values)
 
 
 def _seconds(name: str, value: Any) -> float:
-    """A `[job]` duration in seconds: a non-negative number, else a ConfigError."""
-    from citecheck.core.config import ConfigError
+    """A `[job]` duration in seconds: a finite number, at least 0 (`lock_lease_s`: at least
+    `locks.MIN_LEASE_S`, a lease the renewals can keep), else a ConfigError."""
+    import math
 
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise ConfigError(f"config: {name} must be a number of seconds, at least 0 (got {value!r})")
+    from citecheck.core.config import ConfigError
+    from citecheck.warehouse.locks import MIN_LEASE_S
+
+    floor = MIN_LEASE_S if name == "job.lock_lease_s" else 0.0
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < floor:
+        raise ConfigError(f"config: {name} must be a number of seconds, finite and at least {floor:g} (got {value!r})")
     return float(value)
 
 

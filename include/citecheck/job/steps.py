@@ -68,21 +68,24 @@ def holds_day(step: StepCall) -> StepCall:
     @functools.wraps(step)
     def held(run: DayRun, *args: Any) -> Any:
         lease = run.settings.lock_lease_s
-        locks.renew(run.engine, run.day, run.run_id, lease_s=lease)
-        with locks.renewing(run.engine, run.day, run.run_id, lease_s=lease):
+        generation = runs.lock_generation(run.engine, run.run_id)  # the run's fencing token
+        locks.renew(run.engine, run.day, run.run_id, generation, lease_s=lease)
+        with locks.renewing(run.engine, run.day, run.run_id, generation, lease_s=lease):
             return step(run, *args)
 
     return held
 
 
-def take_day(run: DayRun) -> list[str]:
+def take_day(run: DayRun) -> tuple[int, list[str]]:
     """Take the day's lock (waiting up to `lock_wait_s`, else `DayLocked` naming the holder), then
     close the debris of earlier runs that no longer hold it: their open ledger rows become
-    `abandoned` and their staged rows go. Returns the run ids it abandoned."""
-    locks.acquire(run.engine, run.day, run.run_id, wait_s=run.settings.lock_wait_s,
-                  lease_s=run.settings.lock_lease_s, process=run.process_lock)
-    return runs.close_open_runs(run.engine, run.day, keep=run.run_id, status="abandoned",
-                                reason=f"abandoned: stopped without finishing; found by run {run.run_id}")
+    `abandoned` and their staged rows go. Returns the lock's generation (the run's fencing token)
+    and the run ids it abandoned."""
+    generation = locks.acquire(run.engine, run.day, run.run_id, wait_s=run.settings.lock_wait_s,
+                               lease_s=run.settings.lock_lease_s, process=run.process_lock)
+    return generation, runs.close_open_runs(
+        run.engine, run.day, keep=run.run_id, status="abandoned",
+        reason=f"abandoned: stopped without finishing; found by run {run.run_id}")
 
 
 def shard_of(conversation_id: str, shards: int) -> int:
@@ -102,10 +105,10 @@ def _timed(run: DayRun, step: str, started: float) -> None:
 def extract(run: DayRun) -> dict[str, Any]:
     """Take the day (`take_day`: one run per day at a time), open the run (status running) and
     count the day's source turns."""
-    abandoned = take_day(run)
+    generation, abandoned = take_day(run)
     staging.clean_staging(run.engine, run.run_id)
     runs.open_run(run.engine, run.run_id, run.day, config_hash=run.settings.run_config_hash,
-                  judge=run.settings.judge_spec.get("kind"))
+                  judge=run.settings.judge_spec.get("kind"), lock_generation=generation)
     with run.engine.connect() as conn:
         n = source.count_day_turns(conn, run.day, run.settings.config.timezone)
     return {"run_id": run.run_id, "day": run.day.isoformat(), "turns_in_source": n, "abandoned": abandoned}
@@ -339,8 +342,10 @@ def validate(run: DayRun) -> dict[str, Any]:
         row.pop("computed_at", None)
     result = validate_day(rows, run_counts, unjudged_limit=run.settings.unjudged_limit,
                           min_turns=run.settings.min_turns)
-    runs.record_validation(run.engine, run.run_id, success=result.success, results=result.results,
-                           turn_counts=turn_counts, error=None if result.success else result.summary())
+    if not runs.record_validation(run.engine, run.run_id, success=result.success, results=result.results,
+                                  turn_counts=turn_counts, error=None if result.success else result.summary()):
+        raise locks.DayLocked(run.day, run.run_id, None, reason=(
+            f"is {runs.run_status(run.engine, run.run_id)}, no longer running (another run closed it)"))
     _timed(run, "validate", started)
     if not result.success:  # the verdict stays in `runs`; the staged rows would only pile up
         staging.clean_staging(run.engine, run.run_id)
@@ -351,20 +356,24 @@ def validate(run: DayRun) -> dict[str, Any]:
             if isinstance(result.results, dict) else None}
 
 
-@holds_day
 def publish(run: DayRun) -> dict[str, int]:
     """Replace the day in one transaction, then clean this run's staging.
 
-    A retry after the staging was cleaned (the task died after its commit) changes nothing:
-    republishing the emptied staging would wipe the day.
+    A retry after the staging was cleaned (the task died after its commit) changes nothing and
+    needs no lock: republishing the emptied staging would wipe the day.
     """
     status = runs.run_status(run.engine, run.run_id)
     with run.engine.connect() as conn:
         if status == "published" and not staging.has_staging(conn, run.run_id):
             return published.published_row_counts(conn, run.day)
+    return _publish_staged(run, status)
+
+
+@holds_day
+def _publish_staged(run: DayRun, status: str | None) -> dict[str, int]:
     if status not in ("validated", "published"):
         raise ValidationFailed(f"run {run.run_id} has status {status!r}; only a validated run is published")
-    counts = publish_day(run.engine, run.day, run.run_id)
+    counts = publish_day(run.engine, run.day, run.run_id, runs.lock_generation(run.engine, run.run_id))
     staging.clean_staging(run.engine, run.run_id)
     return counts
 
@@ -461,7 +470,8 @@ def complete_published(run: DayRun) -> dict[str, Any]:
     missing = runs.missing_after_publish(run.engine, run.run_id)
     if not missing:
         return {"run_id": run.run_id, "completed": []}
-    take_day(run)
+    generation, _ = take_day(run)
+    runs.record_lock_generation(run.engine, run.run_id, generation)
     staging.clean_staging(run.engine, run.run_id)
     out: dict[str, Any] = {"run_id": run.run_id, "completed": missing}
     for name in missing:

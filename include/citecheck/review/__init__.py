@@ -8,7 +8,8 @@ measure the judges (SPEC §6) and calibrate the judged metrics.
 - `quality`: agreement, false pass and false fail per judge and slice, Cohen's kappa, and the NLI
   threshold sweep.
 - `calibrated`: prediction-powered estimates (Angelopoulos et al., Science 2023; `ppi-python`).
-- `report`: the period's report, read from and published to the warehouse.
+- `loop`: the review loop over the warehouse: export a period's sample, import labels, build, print
+  and publish the period's report (judge quality, calibrated metrics).
 
 A reviewer's `label` says whether the passages the sentence cites support it (`supported`,
 `partial`, `not_supported`; a sentence that cites nothing: whether any passage of its context set

@@ -167,6 +167,7 @@ CREATE TABLE IF NOT EXISTS day_locks (
 	pid INTEGER,
 	acquired_at TIMESTAMP WITH TIME ZONE NOT NULL,
 	expires_at TIMESTAMP WITH TIME ZONE NOT NULL,
+	generation INTEGER,
 	PRIMARY KEY (day)
 );
 
@@ -179,6 +180,8 @@ COMMENT ON COLUMN day_locks.host IS 'where the holder took it';
 COMMENT ON COLUMN day_locks.pid IS 'the holding process (CLI runs); null: a lease only (Airflow)';
 
 COMMENT ON COLUMN day_locks.expires_at IS 'the lease: renewed by every step of the run';
+
+COMMENT ON COLUMN day_locks.generation IS 'the fencing token: grows with every take of the day; renewals and the publish match it';
 
 CREATE TABLE IF NOT EXISTS human_labels (
 	item_id VARCHAR(40) NOT NULL,
@@ -390,12 +393,15 @@ CREATE TABLE IF NOT EXISTS runs (
 	state JSON,
 	error TEXT,
 	completed_steps JSON,
+	lock_generation INTEGER,
 	PRIMARY KEY (run_id)
 );
 
 CREATE INDEX IF NOT EXISTS ix_runs_day ON runs (day);
 
 COMMENT ON COLUMN runs.completed_steps IS 'steps after the publish commit that completed (monitor, report, record_run): what a later run of the day completes';
+
+COMMENT ON COLUMN runs.lock_generation IS 'the generation of the day''s lock this run took (its fencing token)';
 
 CREATE TABLE IF NOT EXISTS sentence_verdicts (
 	day DATE NOT NULL,

@@ -1,11 +1,14 @@
 """One run per day at a time: the per-day lock, a row of `day_locks` held by a run id.
 
-A run takes the day's lock before it stages anything (the job's `extract`) and every later
-step renews it (`hold`), so the holder's lease never runs out while it works; `record_run`
-releases it, and the publish transaction checks it still holds it (`assert_held`), so a run
-that lost its day never publishes. The row is the same on SQLite and PostgreSQL: taking it is
-one conditional UPDATE or one INSERT on the day's primary key, atomic on both (the row lock
-on PostgreSQL, the database write lock on SQLite).
+A run takes the day's lock before it stages anything (the job's `extract`); every take gives the
+lock a new `generation`, the run's fencing token (kept in its ledger row). Every later step
+renews the lease with that token (`renew`): a renewal only extends the row it took, so a run
+whose lease lapsed and whose day was taken (or released) never gets it back, however late it
+wakes up (a long GC pause, a stopped process, a starved worker). The publish transaction checks
+the same token (`assert_held`), so a run that lost its day never publishes. `record_run`
+releases it. The row is the same on SQLite and PostgreSQL: taking it is one conditional UPDATE
+or one INSERT on the day's primary key, atomic on both (the row lock on PostgreSQL, the database
+write lock on SQLite).
 
 A lock is free again when its holder's lease has run out (`expires_at`), or at once when the
 holder was a process on this host (`citecheck run`, `backfill`: `pid` is set) and that process
@@ -31,15 +34,22 @@ from sqlalchemy.engine import Connection, Engine
 from citecheck.warehouse import tables as T
 
 DEFAULT_LEASE_S = 600.0
+MIN_LEASE_S = 1.0  # the shortest lease `[job] lock_lease_s` accepts: renewals every third of it must keep up
 
 
 class DayLocked(RuntimeError):
-    """Another run holds the day's lock (or took it from this run)."""
+    """Another run holds the day's lock (or took it from this run), or this run no longer owns
+    the day (`reason` says why)."""
 
     def __init__(self, day: dt.date, run_id: str, holder: str | None, *, lost: bool = False,
-                 waited_s: float = 0.0) -> None:
-        self.day, self.run_id, self.holder, self.lost = day, run_id, holder, lost
-        if lost:
+                 waited_s: float = 0.0, reason: str | None = None) -> None:
+        self.day, self.run_id, self.holder, self.lost = day, run_id, holder, lost or reason is not None
+        if reason is not None:
+            text = f"day {day}: run {run_id} {reason}; nothing of it is published"
+        elif lost and holder is None:
+            text = (f"day {day}: run {run_id} lost the day's lock (its lease ran out and the day was taken and "
+                    "released since); nothing more of it is published (rerun the day)")
+        elif lost:
             text = (f"day {day}: run {run_id} lost the day's lock to run {holder}; nothing more of it is "
                     f"published (rerun the day when {holder} has finished)")
         else:
@@ -58,6 +68,7 @@ class Holder:
     pid: int | None
     acquired_at: dt.datetime
     expires_at: dt.datetime
+    generation: int | None = None
 
 
 def _now() -> dt.datetime:
@@ -85,69 +96,99 @@ def is_stale(holder: Holder, now: dt.datetime | None = None) -> bool:
 def holder(conn: Connection, day: dt.date) -> Holder | None:
     """The day's lock row, stale or not; None when nobody took it."""
     c = T.day_locks.c
-    row = conn.execute(sa.select(c.run_id, c.host, c.pid, c.acquired_at, c.expires_at).where(c.day == day)).first()
+    row = conn.execute(sa.select(c.run_id, c.host, c.pid, c.acquired_at, c.expires_at, c.generation).where(
+        c.day == day)).first()
     return Holder(*row) if row else None
 
 
-def try_acquire(engine: Engine, day: dt.date, run_id: str, *, lease_s: float = DEFAULT_LEASE_S,
-                process: bool = False) -> Holder | None:
-    """Take (or renew) the day's lock for `run_id`. None when it holds it now; else the live holder.
+def _next_generation(conn: Connection, day: dt.date, current: Holder | None) -> int:
+    """A generation above every earlier take of the day: the lock row's, and every run's of the day
+    in the ledger (the row itself goes when a run releases the day)."""
+    ledger = conn.execute(sa.select(sa.func.max(T.runs.c.lock_generation)).where(T.runs.c.day == day)).scalar()
+    return max(current.generation or 0 if current else 0, ledger or 0) + 1
+
+
+def take(engine: Engine, day: dt.date, run_id: str, *, lease_s: float = DEFAULT_LEASE_S,
+         process: bool = False) -> int | Holder:
+    """Take the day's lock for `run_id` when it is free, stale or already `run_id`'s: a new
+    generation every time (the run's fencing token, returned). Else the live holder.
 
     `process`: this process holds it (its pid is recorded: a dead process frees the day at once)."""
     c = T.day_locks.c
     for _ in range(5):  # only a race between two takers of a free or stale lock loops
         now = _now()
-        values: dict[str, Any] = {"run_id": run_id, "expires_at": now + dt.timedelta(seconds=lease_s)}
-        taken = {"host": socket.gethostname(), "pid": os.getpid() if process else None, "acquired_at": now}
         with engine.begin() as conn:
             current = holder(conn, day)
+            if current is not None and current.run_id != run_id and not is_stale(current, now):
+                return current
+            generation = _next_generation(conn, day, current)
+            values: dict[str, Any] = {
+                "run_id": run_id, "expires_at": now + dt.timedelta(seconds=lease_s), "generation": generation,
+                "host": socket.gethostname(), "pid": os.getpid() if process else None, "acquired_at": now}
             if current is None:
                 try:
                     with conn.begin_nested():
-                        conn.execute(T.day_locks.insert().values(day=day, **values, **taken))
-                    return None
+                        conn.execute(T.day_locks.insert().values(day=day, **values))
+                    return generation
                 except sa.exc.IntegrityError:
                     continue
-            if current.run_id != run_id and not is_stale(current, now):
-                return current
-            if current.run_id != run_id:  # a stale holder: taken over
-                values.update(taken)
-            elif process:
-                values.update(host=taken["host"], pid=taken["pid"])
             # compare-and-set on what was read: a concurrent taker makes this match nothing
             done = conn.execute(T.day_locks.update().where(
-                c.day == day, c.run_id == current.run_id, c.expires_at == current.expires_at).values(**values))
+                c.day == day, c.run_id == current.run_id, c.expires_at == current.expires_at,
+                _same_generation(current.generation)).values(**values))
             if done.rowcount == 1:
-                return None
+                return generation
     raise RuntimeError(f"day {day}: could not take the day's lock for run {run_id} (too much contention)")
 
 
+def _same_generation(generation: int | None) -> Any:
+    c = T.day_locks.c
+    return c.generation.is_(None) if generation is None else c.generation == generation
+
+
+def try_acquire(engine: Engine, day: dt.date, run_id: str, *, lease_s: float = DEFAULT_LEASE_S,
+                process: bool = False) -> Holder | None:
+    """`take`: None when `run_id` holds the day now; else the live holder."""
+    taken = take(engine, day, run_id, lease_s=lease_s, process=process)
+    return taken if isinstance(taken, Holder) else None
+
+
 def acquire(engine: Engine, day: dt.date, run_id: str, *, wait_s: float = 0.0, lease_s: float = DEFAULT_LEASE_S,
-            process: bool = False, poll_s: float = 0.5) -> None:
-    """`try_acquire`, waiting up to `wait_s` seconds for a live holder; `DayLocked` after that."""
+            process: bool = False, poll_s: float = 0.5) -> int:
+    """`take`, waiting up to `wait_s` seconds for a live holder; `DayLocked` after that. Returns
+    the generation taken (the run's fencing token)."""
     started = time.monotonic()
     while True:
-        current = try_acquire(engine, day, run_id, lease_s=lease_s, process=process)
-        if current is None:
-            return
+        taken = take(engine, day, run_id, lease_s=lease_s, process=process)
+        if not isinstance(taken, Holder):
+            return taken
         waited = time.monotonic() - started
         if waited >= wait_s:
-            raise DayLocked(day, run_id, current.run_id, waited_s=round(waited, 1) if wait_s else 0.0)
+            raise DayLocked(day, run_id, taken.run_id, waited_s=round(waited, 1) if wait_s else 0.0)
         time.sleep(min(poll_s, max(wait_s - waited, 0.01)))
 
 
-def renew(engine: Engine, day: dt.date, run_id: str, *, lease_s: float = DEFAULT_LEASE_S) -> None:
-    """Renew the lock a later step of the run still holds; `DayLocked(lost=True)` when another run
-    holds it now (this run's lease ran out and the day was taken)."""
-    current = try_acquire(engine, day, run_id, lease_s=lease_s)
-    if current is not None:
-        raise DayLocked(day, run_id, current.run_id, lost=True)
+def renew(engine: Engine, day: dt.date, run_id: str, generation: int | None, *,
+          lease_s: float = DEFAULT_LEASE_S) -> None:
+    """Extend the lease of the lock `run_id` took with `generation`; `DayLocked(lost=True)` when
+    the row is no longer that take (the lease ran out and the day was taken, or released). It
+    never takes the day back nor re-creates a released lock."""
+    c = T.day_locks.c
+    with engine.begin() as conn:
+        done = conn.execute(T.day_locks.update().where(
+            c.day == day, c.run_id == run_id, _same_generation(generation)).values(
+            expires_at=_now() + dt.timedelta(seconds=lease_s)))
+        if done.rowcount != 1:
+            current = holder(conn, day)
+            raise DayLocked(day, run_id, current.run_id if current else None, lost=True)
 
 
-def assert_held(conn: Connection, day: dt.date, run_id: str) -> None:
-    """Inside a transaction (the publish): fail unless `run_id` holds the day's lock."""
+def assert_held(conn: Connection, day: dt.date, run_id: str, generation: int | None) -> None:
+    """Inside a transaction (the publish): fail unless `run_id` holds the day's lock with the
+    generation it took (the fencing token)."""
     c = T.day_locks.c  # a write to the lock row: the row lock (PostgreSQL) or write lock (SQLite) until commit
-    if conn.execute(T.day_locks.update().where(c.day == day, c.run_id == run_id).values(run_id=run_id)).rowcount != 1:
+    if conn.execute(T.day_locks.update().where(c.day == day, c.run_id == run_id, _same_generation(generation))
+                    .values(run_id=run_id)).rowcount != 1:
         current = holder(conn, day)
         raise DayLocked(day, run_id, current.run_id if current else None, lost=True)
 
@@ -160,14 +201,20 @@ def release(engine: Engine, day: dt.date, run_id: str) -> bool:
 
 
 @contextlib.contextmanager
-def renewing(engine: Engine, day: dt.date, run_id: str, *, lease_s: float = DEFAULT_LEASE_S) -> Iterator[None]:
-    """Renew the lease every third of it while the body runs (a long step keeps its day)."""
+def renewing(engine: Engine, day: dt.date, run_id: str, generation: int | None, *,
+             lease_s: float = DEFAULT_LEASE_S) -> Iterator[None]:
+    """Renew the lease every third of it while the body runs (a long step keeps its day); a lost
+    lock stops the renewals (the next step's `renew` and the publish refuse)."""
     stop = threading.Event()
 
     def beat() -> None:
         while not stop.wait(lease_s / 3):
-            with contextlib.suppress(Exception):  # the step's own statements report a dead warehouse
-                try_acquire(engine, day, run_id, lease_s=lease_s)
+            try:
+                renew(engine, day, run_id, generation, lease_s=lease_s)
+            except DayLocked:
+                return
+            except Exception:
+                continue
 
     thread = threading.Thread(target=beat, name=f"day-lock-{day}", daemon=True)
     thread.start()

@@ -7,18 +7,23 @@ import datetime as dt
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 from citecheck.warehouse import locks
 from citecheck.warehouse import tables as T
 from citecheck.warehouse.published import published_row_counts
 
 
-def publish_day(engine: Engine, day: dt.date, run_id: str) -> dict[str, int]:
+def publish_day(engine: Engine, day: dt.date, run_id: str, generation: int | None) -> dict[str, int]:
     """Replace the day's rows in every output table with this run's staged rows, in ONE
-    transaction: readers see the old version or the new one, never a mix."""
+    transaction: readers see the old version or the new one, never a mix.
+
+    Inside it, the run must still own the day: its lock with the generation it took (the fencing
+    token), its ledger row `validated` (or `published`: a retry), and its staging complete (as
+    many staged turns as its validation counted); else `DayLocked` and nothing changes."""
     with engine.begin() as conn:
-        locks.assert_held(conn, day, run_id)  # a run that lost its day publishes nothing
+        locks.assert_held(conn, day, run_id, generation)  # a run that lost its day publishes nothing
+        _assert_publishable(conn, day, run_id)
         for final, stage in T.OUTPUT_TABLES.values():
             conn.execute(final.delete().where(final.c.day == day))
             cols = [c.name for c in final.columns]
@@ -32,9 +37,25 @@ def publish_day(engine: Engine, day: dt.date, run_id: str) -> dict[str, int]:
             sa.literal(day, sa.Date), T.stage_skipped.c.turn_id, T.stage_skipped.c.reason,
             sa.literal(run_id), sa.literal(run.config_hash), sa.literal(run.judge_versions),
         ).where(T.stage_skipped.c.run_id == run_id)))
-        conn.execute(T.runs.update().where(T.runs.c.run_id == run_id).values(status="published",
-                                                                               completed_steps=[]))
+        conn.execute(T.runs.update().where(T.runs.c.run_id == run_id, T.runs.c.status.in_(
+            ("validated", "published"))).values(status="published", completed_steps=[]))
         return published_row_counts(conn, day)
+
+
+def _assert_publishable(conn: Connection, day: dt.date, run_id: str) -> None:
+    """The run's ledger row is `validated` (or `published`) for this day and its staged turns are
+    all there: what a run that was stopped while another took its day and removed its staging is not."""
+    run = conn.execute(sa.select(T.runs.c.status, T.runs.c.day, T.runs.c.turns_read).where(
+        T.runs.c.run_id == run_id)).first()
+    if run is None or run.day != day or run.status not in ("validated", "published"):
+        status = "not in the ledger" if run is None else f"{run.status}, not validated"
+        raise locks.DayLocked(day, run_id, None, reason=f"is {status}")
+    staged = sum(conn.execute(sa.select(sa.func.count()).select_from(t).where(t.c.run_id == run_id)).scalar_one()
+                 for t in (T.stage_turns, T.stage_skipped))
+    if staged != (run.turns_read or 0):
+        raise locks.DayLocked(day, run_id, None, reason=(
+            f"has {staged} staged turn(s) where its validation counted {run.turns_read} (its staging was removed "
+            "or is incomplete)"))
 
 
 def _stage_col(stage: sa.Table, name: str, run_id: str, day: dt.date) -> Any:

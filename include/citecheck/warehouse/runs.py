@@ -19,13 +19,28 @@ from citecheck.warehouse import tables as T
 from citecheck.warehouse.serialize import jsonable
 
 
-def open_run(engine: Engine, run_id: str, day: dt.date, *, config_hash: str, judge: str | None) -> None:
-    """Start (or restart) the run's row: status `running`, nothing recorded yet."""
+def open_run(engine: Engine, run_id: str, day: dt.date, *, config_hash: str, judge: str | None,
+             lock_generation: int | None) -> None:
+    """Start (or restart) the run's row: status `running`, nothing recorded yet, the generation of
+    the day's lock it took (its fencing token)."""
     with engine.begin() as conn:
         conn.execute(T.runs.delete().where(T.runs.c.run_id == run_id))
         conn.execute(T.runs.insert().values(
             run_id=run_id, day=day, status="running", started_at=dt.datetime.now(dt.UTC),
-            config_hash=config_hash, judge=judge, timings={}, stats={}, state={}, completed_steps=[]))
+            config_hash=config_hash, judge=judge, timings={}, stats={}, state={}, completed_steps=[],
+            lock_generation=lock_generation))
+
+
+def lock_generation(engine: Engine, run_id: str) -> int | None:
+    """The generation of the day's lock the run took last (what its steps renew and publish with)."""
+    with engine.connect() as conn:
+        return conn.execute(sa.select(T.runs.c.lock_generation).where(T.runs.c.run_id == run_id)).scalar()
+
+
+def record_lock_generation(engine: Engine, run_id: str, generation: int) -> None:
+    """A run that takes its day again (to complete the steps after its publish): its new token."""
+    with engine.begin() as conn:
+        conn.execute(T.runs.update().where(T.runs.c.run_id == run_id).values(lock_generation=generation))
 
 
 def run_row(engine: Engine, run_id: str) -> dict[str, Any] | None:
@@ -41,11 +56,13 @@ def run_status(engine: Engine, run_id: str) -> str | None:
         return conn.execute(sa.select(T.runs.c.status).where(T.runs.c.run_id == run_id)).scalar()
 
 
-def _merge_json(engine: Engine, run_id: str, column: str, values: Mapping[str, Any], **more: Any) -> None:
+def _merge_json(engine: Engine, run_id: str, column: str, values: Mapping[str, Any], *,
+                statuses: tuple[str, ...] | None = None, **more: Any) -> None:
+    """Merge `values` into a JSON column of the run (and set `more`), only from `statuses` if given."""
+    where = [T.runs.c.run_id == run_id, *([T.runs.c.status.in_(statuses)] if statuses else [])]
     with engine.begin() as conn:
-        current = conn.execute(sa.select(T.runs.c[column]).where(T.runs.c.run_id == run_id)).scalar() or {}
-        conn.execute(T.runs.update().where(T.runs.c.run_id == run_id).values(
-            {column: {**current, **jsonable(dict(values))}, **more}))
+        current = conn.execute(sa.select(T.runs.c[column]).where(*where)).scalar() or {}
+        conn.execute(T.runs.update().where(*where).values({column: {**current, **jsonable(dict(values))}, **more}))
 
 
 def record_timing(engine: Engine, run_id: str, step: str, seconds: float) -> None:
@@ -59,21 +76,24 @@ def record_judged(engine: Engine, run_id: str, *, judge_stats: Mapping[str, Any]
     llm = judge_stats.get("llm") if isinstance(judge_stats.get("llm"), Mapping) else {}
     answers = counts["answers"]
     _merge_json(engine, run_id, "stats", {"judge": judge_stats, "counts": counts},
-                judge_versions=judge_versions, turns_judged=counts["judged_answers"],
-                share_nli=counts["judged_answers"] / answers if answers else None,
+                judge_versions=judge_versions, turns_judged=counts["selected_answers"],
+                share_nli=counts["selected_answers"] / answers if answers else None,
                 share_llm=(llm.get("answers_escalated", 0) / answers) if answers and llm else None,
                 llm_input_tokens=llm.get("input_tokens"), llm_output_tokens=llm.get("output_tokens"),
                 llm_cost_usd=llm.get("cost_usd"))
 
 
 def record_validation(engine: Engine, run_id: str, *, success: bool, results: Any,
-                      turn_counts: Mapping[str, int], error: str | None) -> None:
-    """The validation verdict: status `validated` or `failed_validation`, results and reason."""
+                      turn_counts: Mapping[str, int], error: str | None) -> bool:
+    """The validation verdict of a `running` run: status `validated` or `failed_validation`,
+    results and reason. False (nothing changed) when the run is no longer `running` (another run
+    closed it as abandoned)."""
     with engine.begin() as conn:
-        conn.execute(T.runs.update().where(T.runs.c.run_id == run_id).values(
+        return conn.execute(T.runs.update().where(T.runs.c.run_id == run_id, T.runs.c.status == "running").values(
             status="validated" if success else "failed_validation", validation=jsonable(results),
             turns_read=turn_counts["turns_read"], turns_scored=turn_counts["turns_scored"],
-            turns_skipped=turn_counts["turns_skipped"], error=None if success else (error or "")[:4000]))
+            turns_skipped=turn_counts["turns_skipped"], error=None if success else (error or "")[:4000])
+        ).rowcount == 1
 
 
 def record_stats(engine: Engine, run_id: str, values: Mapping[str, Any]) -> None:
@@ -88,7 +108,8 @@ def record_monitor(engine: Engine, run_id: str, stats: Mapping[str, Any]) -> Non
 
 def finish_run(engine: Engine, run_id: str, published: Mapping[str, int]) -> None:
     """The last write of a run: `finished_at`, and the published row counts in `stats`."""
-    _merge_json(engine, run_id, "stats", {"published_rows": dict(published)}, finished_at=dt.datetime.now(dt.UTC))
+    _merge_json(engine, run_id, "stats", {"published_rows": dict(published)}, statuses=("published",),
+                finished_at=dt.datetime.now(dt.UTC))
 
 
 class RunStateBatchStore:
@@ -112,11 +133,14 @@ OPEN_STATUSES = ("running", "validated")  # a run still working towards its publ
 
 
 def mark_completed(engine: Engine, run_id: str, step: str) -> None:
-    """Record that a step after the publish commit completed for the run (`completed_steps`)."""
+    """Record that a step after the publish commit completed for the (published) run
+    (`completed_steps`)."""
+    c = T.runs.c
     with engine.begin() as conn:
-        done = conn.execute(sa.select(T.runs.c.completed_steps).where(T.runs.c.run_id == run_id)).scalar() or []
+        done = conn.execute(sa.select(c.completed_steps).where(c.run_id == run_id)).scalar() or []
         if step not in done:
-            conn.execute(T.runs.update().where(T.runs.c.run_id == run_id).values(completed_steps=[*done, step]))
+            conn.execute(T.runs.update().where(c.run_id == run_id, c.status == "published").values(
+                completed_steps=[*done, step]))
 
 
 def missing_after_publish(engine: Engine, run_id: str) -> list[str]:
@@ -139,8 +163,8 @@ def close_open_runs(engine: Engine, day: dt.date, *, keep: str | None, status: s
     others = sa.and_(c.day == day, c.run_id != keep) if keep else c.day == day
     with engine.begin() as conn:
         closed = list(conn.execute(sa.select(c.run_id).where(others, c.status.in_(OPEN_STATUSES))).scalars())
-        if closed:
-            conn.execute(T.runs.update().where(c.run_id.in_(closed)).values(
+        if closed:  # only from an open status: a run that published meanwhile keeps its row
+            conn.execute(T.runs.update().where(c.run_id.in_(closed), c.status.in_(OPEN_STATUSES)).values(
                 status=status, error=reason, finished_at=dt.datetime.now(dt.UTC)))
         day_runs = sa.select(c.run_id).where(others).scalar_subquery()
         for table in T.STAGING_TABLES:

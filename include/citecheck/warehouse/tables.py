@@ -311,6 +311,7 @@ runs = Table(
     Column("error", Text),
     Column("completed_steps", JSON, comment="steps after the publish commit that completed (monitor, report, "
                                             "record_run): what a later run of the day completes"),
+    Column("lock_generation", Integer, comment="the generation of the day's lock this run took (its fencing token)"),
 )
 
 # One run per day at a time (`citecheck.warehouse.locks`): the day's lock and who holds it.
@@ -322,6 +323,8 @@ day_locks = Table(
     Column("pid", Integer, nullable=True, comment="the holding process (CLI runs); null: a lease only (Airflow)"),
     Column("acquired_at", UTCDateTime, nullable=False),
     Column("expires_at", UTCDateTime, nullable=False, comment="the lease: renewed by every step of the run"),
+    Column("generation", Integer, nullable=True,
+           comment="the fencing token: grows with every take of the day; renewals and the publish match it"),
     comment="per-day run lock: a second run of a held day waits or refuses",
 )
 

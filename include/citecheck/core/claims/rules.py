@@ -81,6 +81,8 @@ MODALS = frozenset((
     "might", "should", "shouldn't", "shall", "do", "does", "did", "don't", "doesn't", "didn't",
 ))
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*")
+_BRACKETS = re.compile("[\\[\\](){}\"\u201c\u201d]")
+_LOOKAHEAD = 240  # characters after a joint read for a subject and verb (the first seven words)
 _FINAL = re.compile(r"[\s.!?;:,]+$")
 
 
@@ -129,11 +131,13 @@ def _ing(base: str) -> str:
 
 
 def _words(text: str) -> list[tuple[str, int, int]]:
-    return [(m.group(), m.start(), m.end()) for m in _WORD.finditer(text)]
+    return [(m.group(), *m.span()) for m in _WORD.finditer(text)]
 
 
 def _masked(text: str) -> str:
     """The text with parenthesised and quoted spans blanked out: no split point inside them."""
+    if not _BRACKETS.search(text):
+        return text
     out = list(text)
     depth = 0
     quote = False
@@ -355,7 +359,7 @@ def _conjuncts(main: str) -> list[str]:
             continue
         end = joints[n + 1].start() if n + 1 < len(joints) else len(main)
         right_all = main[joint.end():]
-        clause = _clause_start(right_all, conjunct=True)
+        clause = _clause_start(right_all[:_LOOKAHEAD], conjunct=True)
         kind = _predicate_start(main[joint.end():end])
         if clause is not None and kind is not None:  # "and refunds go" / "and offers support": read in parallel
             if current.singular:

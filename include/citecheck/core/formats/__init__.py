@@ -19,7 +19,18 @@ NATIVE_FIELDS = ("answer_blocks", "response", "request_documents", "request_sear
 
 def normalise(data: Mapping[str, Any], answer_format: str) -> Normalised:
     """The answer, context set and citations of a turn in `answer_format`; `TurnError` with the
-    reason when the turn's shape cannot be read (one bad citation is a pointer problem instead)."""
+    reason when the turn's shape cannot be read (one bad citation is a pointer problem instead).
+    A value no reader anticipated (a number too large for any arithmetic on it, a nesting too deep)
+    is a `TurnError` too: one hostile provider response skips its turn, never the day."""
+    try:
+        return _normalise(data, answer_format)
+    except TurnError:
+        raise
+    except (ArithmeticError, ValueError, RecursionError) as exc:
+        raise TurnError(f"{answer_format} response could not be read ({type(exc).__name__}: {exc})"[:300]) from exc
+
+
+def _normalise(data: Mapping[str, Any], answer_format: str) -> Normalised:
     if answer_format == "markers":
         return markers.normalise(data)
     if answer_format == "anthropic_blocks":

@@ -3,6 +3,7 @@ collector that turns checked pointers into citations and pointer problems (SPEC 
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -54,6 +55,24 @@ def squash(text: str) -> str:
 
 def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def finite_number(value: Any, where: str) -> float | None:
+    """A provider's number (a score) as a float, None when absent (null); `TurnError` naming
+    `where` when it is no number (the loader keeps a non-finite one as its text, "inf"), a number
+    no float holds (JSON's 1e400 or a 400-digit integer) or not finite (NaN, infinity): the turn
+    is skipped with that reason, the day goes on."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TurnError(f"{where} is not a number ({str(value)[:40]!r})")
+    try:
+        number = float(value)
+    except OverflowError:
+        raise TurnError(f"{where} is a number out of range ({len(str(abs(value)))} digits)") from None
+    if not math.isfinite(number):
+        raise TurnError(f"{where} is not a finite number ({number})")
+    return number
 
 
 def optional_list(data: Mapping[str, Any], key: str) -> list[Any] | None:

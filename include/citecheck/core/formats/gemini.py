@@ -24,6 +24,7 @@ from citecheck.core.formats.common import (
     Normalised,
     TurnError,
     clean_text,
+    finite_number,
     get,
     is_int,
     optional_list,
@@ -121,6 +122,9 @@ def _support(support: Any, texts: list[str | None], starts: list[int], n_chunks:
     if not isinstance(support, Mapping) or not isinstance(support.get("segment"), Mapping):
         found.bad(MALFORMED, "grounding support has no segment object")
         return
+    scores = get(support, "confidenceScores", "confidence_scores")  # an unreadable one skips the turn
+    scores = [finite_number(score, f"groundingSupports confidenceScores[{k}]")
+              for k, score in enumerate(scores)] if isinstance(scores, list) else []
     labels = _labels(support)
     if not labels:
         found.bad(MALFORMED, "groundingChunkIndices is missing or empty")
@@ -153,7 +157,6 @@ def _support(support: Any, texts: list[str | None], starts: list[int], n_chunks:
     base = starts[part_index] + len(before)
     span = (base, base + len(segment_text))
     logged = segment.get("text")
-    scores = get(support, "confidenceScores", "confidence_scores")
     for k, (index, label) in enumerate(labels):
         if label is None:
             found.bad(MALFORMED, "groundingChunkIndices holds a non-integer")
@@ -164,7 +167,5 @@ def _support(support: Any, texts: list[str | None], starts: list[int], n_chunks:
             found.bad(ANSWER_TEXT_MISMATCH, "segment.text is not the text its byte offsets select", label=label,
                       span=span, index=index)  # type: ignore[arg-type]
         else:
-            score = scores[k] if isinstance(scores, list) and k < len(scores) else None
             found.ok(*span, label, unverified=() if isinstance(logged, str) else ("segment_text",),
-                     confidence=float(score) if isinstance(score, (int, float)) and not isinstance(score, bool)
-                     else None)
+                     confidence=scores[k] if k < len(scores) else None)

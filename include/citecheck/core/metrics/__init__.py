@@ -57,6 +57,7 @@ from citecheck.core.metrics.definitions import (
     TURN_LEVEL_METRICS,
     Metric,
     Watch,
+    count_keys,
     in_report,
     metric,
 )
@@ -102,7 +103,7 @@ __all__ = [
     "ScoredTurn",
     "SliceCap",
     "Watch",
-    "cited_chars",
+    "cited_chars", "count_keys",
     "f1",
     "f1_value",
     "full_counts",

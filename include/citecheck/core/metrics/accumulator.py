@@ -82,7 +82,7 @@ class _SliceAccumulator:
         for name, value in macro:
             sums[name] = sums.get(name, 0) + value
             ns[name] = ns.get(name, 0) + 1
-        if self.spread is not None and counts.get("judged_answers"):  # one cluster per judged answer
+        if self.spread is not None and counts.get("selected_answers"):  # one cluster per judged answer
             self.spread.add(_interval_row(counts, macro) if interval_row is None else interval_row)
         if self.every is not None:
             row = [counts.get(key, 0) for key in STRUCTURAL_INTERVAL_KEYS]
@@ -190,7 +190,7 @@ class MetricAccumulator:
     def add(self, scored: ScoredTurn) -> Counter[str]:
         counts = turn_counts(scored)
         macro = macro_values(counts)
-        row = _interval_row(counts, macro) if self.intervals and counts.get("judged_answers") else None
+        row = _interval_row(counts, macro) if self.intervals and counts.get("selected_answers") else None
         self._acc("all", "all").add(counts, macro, row)
         attrs = scored.structured.turn.attributes
         keys = self.config.slice_attributes or tuple(attrs)
@@ -260,7 +260,7 @@ class MetricAccumulator:
                         "numerator": r.numerator,
                         "denominator": r.denominator,
                         "value": r.value,
-                        "answers": acc.counts["judged_answers" if judged else "answers"],
+                        "answers": acc.counts["selected_answers" if judged else "answers"],
                         "sentences": acc.counts["judged_sentences" if judged else "check_worthy_sentences"],
                         **interval_json(ci),
                     })

@@ -65,7 +65,7 @@ def sentence_counts(scored: ScoredTurn, verdicts: Sequence[SentenceVerdict], *, 
     (pointer problems on no sentence, native-citation characters, rewrite-or-block)."""
     st = scored.structured
     c: Counter[str] = Counter(answers=1, refusals=int(st.is_refusal), sentences=len(verdicts),
-                              judged_answers=int(scored.selected))
+                              selected_answers=int(scored.selected))
     if whole:
         _count_answer(c, st)
     claims_on = st.claims is not None

@@ -248,6 +248,15 @@ def metric(name: str) -> Metric:
     return BY_NAME[name]
 
 
+def count_keys(name: str) -> tuple[str, ...]:
+    """The counts behind a metric: its numerator and denominator, for a harmonic mean those of its
+    parts (F1: recall's and precision's); KeyError for an unknown metric."""
+    m = BY_NAME[name]
+    if m.harmonic_mean_of is not None:
+        return tuple(k for part in m.harmonic_mean_of for k in count_keys(part))
+    return (m.numerator, m.denominator)  # type: ignore[return-value]
+
+
 def names(metrics: Iterable[Metric] = REGISTRY) -> tuple[str, ...]:
     return tuple(m.name for m in metrics)
 
@@ -316,7 +325,7 @@ COUNT_KEYS = (
     "answers", "refusals", "sentences", "check_worthy_sentences", "attached", "citations", "unknown_labels",
     "stale_labels", "pointer_problems", "citations_on_non_claims", "multi_citation_sentences", "markers",
     "markers_after_stop", "sentences_with_repeated_labels", "native_answer_chars", "native_cited_chars",
-    "judged_answers", "selected_sentences", "judged_sentences", "unjudged_sentences", "judged_attached",
+    "selected_answers", "selected_sentences", "judged_sentences", "unjudged_sentences", "judged_attached",
     "judged_citations", "credited_citations", SUPPORTED, MISCITED, UNCITED_SUPPORTED, UNSUPPORTED, PARTIAL,
     CONTRADICTED, "faithful", "agreement_sample", "first_stage_agree",
     "agreement_sample_llm_supported", "agreement_sample_llm_unsupported", "first_stage_false_pass",

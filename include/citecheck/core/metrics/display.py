@@ -56,12 +56,52 @@ def fraction(row: Mapping[str, Any], day_rows: Mapping[str, Mapping[str, Any]] |
     if m.harmonic_mean_of is not None:
         if day_rows is None:
             return ""
-        parts = [(p, (day_rows.get(p) or {}).get("value")) for p in m.harmonic_mean_of]
-        return " · ".join(f"{_short(p)} {format_value(p, v)}" for p, v in parts)
+        return _parts(m.harmonic_mean_of, {p: (day_rows.get(p) or {}).get("value") for p in m.harmonic_mean_of})
     numerator, denominator = row.get("numerator"), row.get("denominator")
     if numerator is None or denominator is None:
         return ""
     return f"{count(numerator / m.scale)} {m.units[0]} / {count(denominator)} {m.units[1]}"
+
+
+def counts_fraction(name: str, counts: Mapping[str, float], values: Mapping[str, float | None]) -> str:
+    """`fraction` of a metric from pooled counts (`score`'s "counts") and its values (for a
+    harmonic mean's parts): "3 supported / 8 judged sentences"."""
+    m = BY_NAME[name]
+    if m.harmonic_mean_of is not None:
+        return _parts(m.harmonic_mean_of, values)
+    if m.numerator not in counts or m.denominator not in counts:
+        return ""
+    return f"{count(counts[m.numerator])} {m.units[0]} / {count(counts[m.denominator])} {m.units[1]}"
+
+
+def _parts(parts: tuple[str, str], values: Mapping[str, float | None]) -> str:
+    return " · ".join(f"{_short(p)} {format_value(p, values.get(p))}" for p in parts)
+
+
+def difference(name: str, value: float | None) -> str:
+    """A change of the metric: a rate's in percentage points ("+2.1 pp"), another's in its unit."""
+    if value is None:
+        return NULL
+    m = BY_NAME.get(name)
+    if m is not None and m.rate:
+        return f"{value * 100:+.1f} pp"
+    return f"{value:+.3g}" if m is None else f"{value:+.1f}"
+
+
+def interval(name: str, low: float | None, high: float | None) -> str:
+    """A 95% interval in the metric's own format: "[35.1%, 40.2%]"; empty without one."""
+    if low is None or high is None:
+        return ""
+    return f"[{format_value(name, low)}, {format_value(name, high)}]"
+
+
+def metric_line(row: Mapping[str, Any], day_rows: Mapping[str, Mapping[str, Any]] | None = None,
+                width: int = 34) -> str:
+    """One published metric row for a terminal: name, value, what it is made of, its interval."""
+    span = interval(row["metric"], row.get("ci_low"), row.get("ci_high"))
+    made_of = fraction(row, day_rows)
+    return (f"{row['metric']:<{width}}{format_value(row['metric'], row.get('value')):>8}"
+            + (f"  ({made_of})" if made_of else "") + (f"  95% {span}" if span else ""))
 
 
 def _short(name: str) -> str:

@@ -1,0 +1,40 @@
+"""A `citecheck` command line that stops its own process (SIGSTOP) just before one function of
+the job runs, so a test can hold a real run at that point for as long as it likes and resume it
+(SIGCONT): what a long GC pause, a VM migration or a starved worker does to a run.
+
+`python tests/helpers/paused_run.py MODULE.FUNCTION citecheck-args...`, e.g.
+`citecheck.job.steps.publish run --day D` (before the publish step) or
+`citecheck.warehouse.runs.record_validation run --day D` (inside the validate step, after it read
+the staging, while its lease renewals run).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import os
+import signal
+import sys
+from typing import Any
+
+
+def pause_before(target: str) -> None:
+    """Make the next call of `target` (`module.function`) stop this process first (once)."""
+    module_name, name = target.rsplit(".", 1)
+    module = importlib.import_module(module_name)
+    function = getattr(module, name)
+
+    @functools.wraps(function)
+    def paused(*args: Any, **kwargs: Any) -> Any:
+        setattr(module, name, function)
+        os.kill(os.getpid(), signal.SIGSTOP)  # every thread stops here until SIGCONT
+        return function(*args, **kwargs)
+
+    setattr(module, name, paused)
+
+
+if __name__ == "__main__":
+    from citecheck.cli import main
+
+    pause_before(sys.argv[1])
+    sys.exit(main(sys.argv[2:]))
