@@ -118,4 +118,6 @@ def test_bi_reads_both_decision_tables():
     tables = {t["name"]: t for s in sources["sources"] for t in s["tables"]}
     assert {"criteria_results", "answer_decisions"} <= set(tables)
     assert "acceptance criterion" in tables["criteria_results"]["description"]
-    assert {"criteria_results", "answer_decisions"} <= set(T.BI_READABLE)
+    from citecheck.warehouse.grants import BI_READABLE
+
+    assert {"criteria_results", "answer_decisions"} <= set(BI_READABLE)

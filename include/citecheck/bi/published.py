@@ -1,6 +1,6 @@
 """The published tables as a BI tool sees them: names, columns, SQL types, which are views. One place for
 what `bi.dbt` and `bi.superset` both describe (the tables from `warehouse.tables`, the wide view's
-columns as `tables.wide_view_sql` builds them from `metrics.HEADLINE_METRICS`)."""
+columns as `ddl.wide_view_sql` builds them from `metrics.HEADLINE_METRICS`)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from dataclasses import dataclass
 
 from citecheck.core.metrics import HEADLINE_METRICS, JUDGED_METRICS
 from citecheck.warehouse import tables as T
+from citecheck.warehouse.grants import BI_READABLE
 
 VIEWS = frozenset({"daily_metrics_wide"})
-TABLES = T.BI_READABLE
+TABLES = BI_READABLE
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from sqlalchemy.engine import Engine
 
 from citecheck.core.config import Config, load_config
 from citecheck.core.criteria import Criteria, CriteriaError, load_criteria_file, parse_criteria
+from citecheck.core.selection import Selection
 from citecheck.job.validation import DEFAULT_MIN_TURNS, min_turns_setting
 from citecheck.judges import judge_from_spec, read_judge_file
 
@@ -67,6 +68,11 @@ class JobSettings:
             if self.llm_budget_usd is not None:
                 escalate["budget_usd"] = self.llm_budget_usd
         return spec
+
+    @property
+    def selection(self) -> Selection:
+        """The judged share of the day's turns and its shards (`citecheck.core.selection`)."""
+        return Selection(self.nli_share, self.salt, self.shards)
 
     @property
     def run_config_hash(self) -> str:

@@ -13,6 +13,7 @@ from sqlalchemy.engine import Engine
 
 from citecheck.core import alert_groups as groups
 from citecheck.core.metrics import AGREEMENT, NATIVE, READERS, REPORT_TILE_METRICS, SLICES, in_report
+from citecheck.core.records import split_labels
 from citecheck.core.text import find_span
 from citecheck.core.vocabulary import BAD_VERDICTS
 from citecheck.judges.llm.verify import verified_quotes
@@ -141,8 +142,8 @@ def evidence_for(row: Mapping[str, Any], passages: Mapping[str, Mapping[str, Any
     (with chunk premises its best chunk: most or all of the passage, SPEC §4)."""
     unknown = set(row.get("unknown_labels") or ())
     cited = [(label, "cited") for label in row.get("labels") or () if label not in unknown]
-    elsewhere = [(label, "supports") for label in (row.get("supported_elsewhere_by") or "").split("+")
-                 if label and label not in dict(cited)]
+    elsewhere = [(label, "supports") for label in split_labels(row.get("supported_elsewhere_by"))
+                 if label not in dict(cited)]
     quotes = verified_quotes(row.get("llm"))
     windows = row.get("best_windows") or {}
     nli_kind = "NLI best chunk" if is_chunk_version(row.get("judge_version")) else "NLI best window"

@@ -7,6 +7,7 @@ step is idempotent), then writes its own rows here; `publish` moves the final ro
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -16,7 +17,13 @@ from sqlalchemy.engine import Connection, Engine
 from citecheck.core.model import Judgment, StructuredTurn
 from citecheck.core.turns import Skipped
 from citecheck.warehouse import tables as T
-from citecheck.warehouse.serialize import judgment_from_dict, judgment_to_dict, structured_from_dict, structured_to_dict
+from citecheck.warehouse.serialize import (
+    jsonable,
+    judgment_from_dict,
+    judgment_to_dict,
+    structured_from_dict,
+    structured_to_dict,
+)
 
 FIRST, FINAL = "first", "final"  # judgment stages: the first-stage judge, and the LLM over it
 
@@ -121,22 +128,30 @@ def deciding_judgments(engine: Engine, run_id: str, turn_ids: Sequence[str]) -> 
     return judgments
 
 
-def stage_verdict_rows(engine: Engine, sentence_rows: list[dict[str, Any]], citation_rows: list[dict[str, Any]]
-                       ) -> None:
-    """One transaction: a chunk's sentence and citation verdict rows."""
+# The judge's detail in a sentence row (`core.records.sentence_row`), stored as plain JSON.
+SENTENCE_DETAIL_COLUMNS = ("llm", "first_stage")
+
+
+def stage_verdict_rows(engine: Engine, run_id: str, day: dt.date, sentence_rows: list[dict[str, Any]],
+                       citation_rows: list[dict[str, Any]]) -> None:
+    """One transaction: a chunk's sentence and citation verdict rows (`core.records`), keyed by
+    the run and the day."""
     if not sentence_rows:
         return
+    keys = {"run_id": run_id, "day": day}
+    sentences = [{**keys, **row, **{c: jsonable(row[c]) for c in SENTENCE_DETAIL_COLUMNS if row.get(c) is not None}}
+                 for row in sentence_rows]
     with engine.begin() as conn:
-        conn.execute(T.stage_sentence_verdicts.insert(), sentence_rows)
+        conn.execute(T.stage_sentence_verdicts.insert(), sentences)
         if citation_rows:
-            conn.execute(T.stage_citation_verdicts.insert(), citation_rows)
+            conn.execute(T.stage_citation_verdicts.insert(), [{**keys, **row} for row in citation_rows])
 
 
-def stage_rows(engine: Engine, table: sa.Table, rows: list[dict[str, Any]]) -> None:
-    """Insert rows into a staging table (nothing when empty)."""
+def stage_rows(engine: Engine, table: sa.Table, rows: list[dict[str, Any]], run_id: str, day: dt.date) -> None:
+    """Insert rows into a staging table, keyed by the run and the day (nothing when empty)."""
     if rows:
         with engine.begin() as conn:
-            conn.execute(table.insert(), rows)
+            conn.execute(table.insert(), [{"run_id": run_id, "day": day, **row} for row in rows])
 
 
 def staged_metric_rows(engine: Engine, run_id: str) -> list[dict[str, Any]]:

@@ -6,7 +6,8 @@ What an entry says, and who reads it:
 
 - `numerator`, `denominator`, `scale`: the two counts (`core.metrics.counts`) whose `Ratio` the
   metric is, and its scale: 1 for a rate in [0, 1], 1000 for a count per 1,000 of the
-  denominator (`ratios`, the accumulator, `compare`, the monitor's sampling test).
+  denominator (`ratios`, the accumulator, `compare`, the monitor's sampling test); `average=True`
+  for a count per denominator unit that is no share (claims per sentence, >= 1: scale 1, not a rate).
 - `harmonic_mean_of`: a derived metric, the harmonic mean of two other metrics (F1 of recall and
   precision); it has no counts of its own. THE rule is `ratios.f1`; every consumer (micro, macro,
   intervals, `compare`, display) handles a derived metric from this field, never by name.
@@ -14,11 +15,9 @@ What an entry says, and who reads it:
   these carry intervals and estimate the day). Explicit on each entry, never guessed from a name.
 - `units`: the nouns of its numerator and denominator, as a person reads them ("opens",
   "answers"); `display.py` prints "43 opens / 324 answers".
-- `scale`, `average`, `rate`: 1 for a rate in [0, 1], 1000 for a count per 1,000 of the
-  denominator; `average=True` for a count per denominator unit (scale 1, not a rate).
 - `turn_level`: a metric of whole answers (sentence slices such as `has_number` leave it out).
 - `reader`: computed from reader events (null on a day that logs none; not in `score` output).
-- `headline`: its position among the headline metrics (CLI summary, `bin/run_dag.py`, `compare`,
+- `headline`: its position (unique) among the headline metrics (CLI summary, `bin/run_dag.py`, `compare`,
   the `daily_metrics_wide` view's columns, Superset and dbt), None when not one.
 - `tile`: its position among the daily report's tiles and trend charts, None when not one.
 - `report`: the other report sections that show it (`SLICES`, `AGREEMENT`, `NATIVE`, `READERS`).
@@ -27,8 +26,7 @@ What an entry says, and who reads it:
 - `calibrated`: the weekly review publishes its human-calibrated estimate (`review.calibrated`).
 - `claims`: a claims mode's metric (SPEC §2.1): its counts are `CLAIM_COUNT_KEYS`, and an output
   scored in sentence mode has neither (no row, no value: not zero).
-- `average`: a count per denominator unit that is no share (claims per sentence, >= 1): not a rate.
-- `bounds` (derived from `scale`): the range of its values (`invariants`, the validation gate);
+- `rate`, `judged` (derived); `bounds` (derived): the range of its values (`invariants`, the validation gate);
   `bi_format`: the d3 format BI tools show it with.
 
 Adding a metric is ONE entry in `REGISTRY` (in the order its rows are written), with its
