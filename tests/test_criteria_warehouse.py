@@ -14,7 +14,7 @@ from citecheck import job
 from citecheck import warehouse as W
 from citecheck.core.criteria import parse_criteria
 from citecheck.warehouse import tables as T
-from citecheck.warehouse.published import day_decision, untraced_figure_sentences
+from citecheck.warehouse.read_model import day_decision, untraced_figure_sentences
 from helpers import orbit_settings, orbit_warehouse_turns
 
 DAY = dt.date(2026, 11, 30)
@@ -86,7 +86,7 @@ def test_figures_are_published_with_each_sentence(engine):
 
 def test_a_failing_day_raises_an_alert_and_metrics_shows_the_decision(engine, capsys):
     from citecheck.cli import main
-    from citecheck.warehouse.published import alerts_between
+    from citecheck.warehouse.read_model import alerts_between
 
     W.load_turns(engine, orbit_warehouse_turns())
     job.run_day(engine, DAY, settings())

@@ -56,7 +56,7 @@ def test_f1_is_the_one_derived_metric_and_every_rule_handles_it_from_its_entry()
 
 
 def test_the_products_lists_are_views_of_the_registry():
-    from citecheck.bi.published import wide_view_columns
+    from citecheck.bi.catalog import wide_view_columns
     from citecheck.bi.superset import d3_format
     from citecheck.features import monitor
     from citecheck.job.validation import RULES

@@ -19,9 +19,9 @@ from citecheck.report import ReportError, build_report, format_value
 from citecheck.report.charts import vega_runtime
 from citecheck.report.data import Evidence, FlaggedSentence, ReportData, evidence_for, highlight
 from citecheck.report.render import CONTENT_SECURITY_POLICY, render
-from citecheck.warehouse import published as reads
+from citecheck.warehouse import read_model as reads
 from citecheck.warehouse import tables as T
-from citecheck.warehouse.published import report_html, report_index
+from citecheck.warehouse.read_model import report_html, report_index
 from citecheck.warehouse.reports import store_report
 from helpers import orbit_settings, orbit_warehouse_turns, publish_orbit_days
 
@@ -144,6 +144,8 @@ def test_the_reader_panel_and_alert_groups_are_shown():
     panel = re.search(r'<div class="cards" id="reader-panel">(.*?)</div>\s*<p', page, re.S).group(1)
     assert 'data-metric="citation_open_rate"' in panel and "4.0%" in panel and "2000.0" in panel
     assert "[15.0%, 85.0%]" in panel  # the judged share carries its interval
+    # counts as a person reads them: the reports themselves, not the per-1,000 numerator 6000
+    assert "6 reports / 3 answers" in panel and "2 opened / 50 citations shown" in panel and "6000" not in panel
     assert page.count('<tr class="alert">') == 1 and page.count('<tr class="alert-echo">') == 4
     assert "also in 4 slices, moved most:" in page and "5 alert(s) in 1 group(s)" in page
     null_day = render(_constructed(reader=[dict(r, value=None, ci_low=None, ci_high=None) for r in reader]))
@@ -171,6 +173,9 @@ def test_the_report_of_a_published_day_matches_the_warehouse(published):
     assert set(shown) >= {"citation_recall", "citation_precision", "attachment_rate", "faithfulness"}
     for metric, value in shown.items():
         assert float(value) == micro[metric] if value else micro[metric] is None
+    # F1's card shows its recall and precision, not its internal 2PR / (P + R) fraction
+    f1_card = re.search(r'data-metric="citation_f1".*?<span class="fraction">(.*?)</span>', page, re.S).group(1)
+    assert f1_card.startswith("recall ") and " · precision " in f1_card
     # self-contained: the Vega runtime is inlined, and outside it no external script, stylesheet,
     # image or link target
     runtime = vega_runtime()
@@ -193,8 +198,8 @@ def test_the_report_of_a_published_day_matches_the_warehouse(published):
 
 def test_the_days_alerts_and_suggestions_are_shown(published):
     from citecheck.warehouse.alerts import replace_alerts
-    from citecheck.warehouse.published import alerts_between
-    from citecheck.warehouse.published import day_suggestions as suggestions_for
+    from citecheck.warehouse.read_model import alerts_between
+    from citecheck.warehouse.read_model import day_suggestions as suggestions_for
 
     day = DAYS[-1]
     alert = {"metric": "unknown_labels_per_1000_answers", "slice_name": "product", "slice_value": "travel",

@@ -22,6 +22,8 @@ select
     first_stage,
     best_windows,
     figures,
+    language,
+    language_source,
     run_id,
     config_hash,
     judge_versions

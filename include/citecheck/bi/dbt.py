@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from citecheck.bi.published import VIEWS, published_columns, wide_view_columns
+from citecheck.bi.catalog import VIEWS, published_columns, wide_view_columns
 from citecheck.core.metrics import HEADLINE_METRICS, JUDGED_METRICS, METRIC_NAMES, METRICS
 from citecheck.core.vocabulary import RECITE_KINDS, VERDICTS
 from citecheck.warehouse import tables as T

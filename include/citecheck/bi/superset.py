@@ -1,6 +1,6 @@
 """A Superset import bundle (the v1 export format: `metadata.yaml`, `databases/`, `datasets/`,
 `charts/`, `dashboards/`) generated from the project's own definitions: the headline list and which
-metrics are judged (`core.metrics`), the published tables and the wide view (`bi.published`).
+metrics are judged (`core.metrics`), the published tables and the wide view (`bi.catalog`).
 
 `citecheck bi superset --warehouse-url URL --out DIR`, then `superset import-directory DIR` (or zip
 it, `zip_bundle`, for `superset import-dashboards -p FILE` or the REST import). UUIDs are derived from
@@ -21,7 +21,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from citecheck.bi.published import published_columns
+from citecheck.bi.catalog import published_columns
 from citecheck.core.metrics import BY_NAME, HEADLINE_METRICS, JUDGED_METRICS, METRICS
 from citecheck.core.vocabulary import NOT_CHECK_WORTHY, NOT_SELECTED
 from citecheck.warehouse import tables as T

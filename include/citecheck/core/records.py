@@ -65,14 +65,17 @@ def sentence_record(v: SentenceVerdict) -> dict[str, Any]:
     }
 
 
-def sentence_row(v: SentenceVerdict, turn_id: str, conversation_id: str | None) -> dict[str, Any]:
-    """The `sentence_verdicts` row of a sentence (the warehouse adds the run and the day)."""
+def sentence_row(v: SentenceVerdict, turn_id: str, conversation_id: str | None, language: str | None = None,
+                 language_source: str | None = None) -> dict[str, Any]:
+    """The `sentence_verdicts` row of a sentence (the warehouse adds the run and the day), with
+    its turn's language (SPEC §2.2)."""
     record = sentence_record(v)
     fields = {k: record[k] for k in (*STRUCTURAL_FIELDS, *VERDICT_FIELDS) if k != "index"}
     reason = fields.pop("unjudged_reason") or record["non_claim_reason"]
     return {"turn_id": turn_id, "sentence_index": v.sentence.index, "conversation_id": conversation_id,
             **fields, "reason": reason, "llm": record["llm"] or None, "first_stage": record["first_stage"] or None,
-            "best_windows": evidence_windows(v), "figures": record["figures"]}
+            "best_windows": evidence_windows(v), "language": language, "language_source": language_source,
+            "figures": record["figures"]}
 
 
 def citation_records(v: SentenceVerdict) -> list[dict[str, Any]]:
@@ -153,6 +156,27 @@ def claim_records(scored: ScoredTurn, sentence_index: int) -> list[dict[str, Any
 
 
 CLAIM_FIELDS = ("index", "text", "labels", "verdict", "credited", "judge")
+
+
+def claim_rows(scored: ScoredTurn) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A turn's `claim_verdicts` rows and `claim_citation_verdicts` rows (one per link, a (claim,
+    label) pair), from `claim_records`; none in sentence mode (the warehouse adds the run and day)."""
+    st = scored.structured
+    claims: list[dict[str, Any]] = []
+    links: list[dict[str, Any]] = []
+    for s in st.sentences:
+        keys = {"turn_id": st.turn_id, "sentence_index": s.index}
+        for c in claim_records(scored, s.index):
+            claims.append({**keys, "claim_index": c["index"], "conversation_id": st.turn.conversation_id,
+                           "text": c["text"], "labels": c["labels"], "verdict": c["verdict"], "score": c["score"],
+                           "supported_elsewhere_by": c["supported_elsewhere_by"], "judge": c["judge"],
+                           "judge_version": c["judge_version"], "reason": c["unjudged_reason"]})
+            stale, unknown = set(c["stale_labels"]), set(c["unknown_labels"])
+            links.extend({**keys, "claim_index": c["index"], "label": label,
+                          "status": "stale" if label in stale else "unknown" if label in unknown else "resolved",
+                          "alone": c["alone"].get(label), "rest": c["rest"].get(label),
+                          "credited": c["credited"].get(label, False)} for label in dict.fromkeys(c["labels"]))
+    return claims, links
 
 
 def turn_json(scored: ScoredTurn, *, judged: bool = True) -> dict[str, Any]:

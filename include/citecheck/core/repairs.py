@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from citecheck.core.config import Config
-from citecheck.core.model import Turn
+from citecheck.core.languages import INVALID_LANGUAGE_TAG
+from citecheck.core.model import StructuredTurn, Turn
 
 # Always reported, zero when nothing was repaired; `assumed_zone:<zone>` keys come on top.
-REPAIR_COUNTS = ("replaced_characters", "zoneless_timestamps", "malformed_markers")
+REPAIR_COUNTS = ("replaced_characters", "zoneless_timestamps", "malformed_markers", INVALID_LANGUAGE_TAG)
 
 
 def input_repairs(rows: Sequence[Mapping[str, Any]], turns: Sequence[Turn], config: Config) -> Counter[str]:
@@ -31,6 +32,12 @@ def input_repairs(rows: Sequence[Mapping[str, Any]], turns: Sequence[Turn], conf
         if turn.answer_format == "markers":  # a native format's citations are structured, not typed
             out["malformed_markers"] += malformed_markers(turn.answer, config)
     return out
+
+
+def language_repairs(structured: Iterable[StructuredTurn]) -> Counter[str]:
+    """Turns whose logged language tag is not BCP 47 (`invalid_language_tag`): their language was
+    detected instead (SPEC §2.2)."""
+    return Counter(st.language_repair for st in structured if st.language_repair)
 
 
 def repair_totals(counts: Mapping[str, int]) -> dict[str, int]:

@@ -226,7 +226,7 @@ def assess_day(day: dt.date, run_id: str, rows: Sequence[Mapping[str, Any]], his
                ms: MonitorSettings, criteria_rows: Sequence[Mapping[str, Any]] = ()
                ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """(alerts, stats) of the published `day` against its history: `rows` are the published metric
-    rows (`citecheck.warehouse.published.metric_rows`) of `history_days` and of the day, for the
+    rows (`citecheck.warehouse.read_model.metric_rows`) of `history_days` and of the day, for the
     monitored metrics and averagings; `criteria_rows`: the day's `criteria_results` (a failed
     criterion alerts, whatever the history). Pure: the job's monitor step reads and stores."""
     by_day: dict[dt.date, dict[tuple[str, str, str, str], Mapping[str, Any]]] = {d: {} for d in (*history_days, day)}

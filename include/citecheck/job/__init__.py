@@ -47,7 +47,7 @@ from citecheck.job.steps import (
 )
 from citecheck.warehouse.freshness import PublishedDay, published_days
 from citecheck.warehouse.locks import DayLocked
-from citecheck.warehouse.published import day_metrics, published_config_hash
+from citecheck.warehouse.read_model import day_metrics, published_config_hash
 
 __all__ = [
     "DEFAULT_JUDGE_SPEC",

@@ -93,7 +93,7 @@ def alert_notifier_class() -> type:
 
         def notify(self, context: Any) -> None:
             from citecheck.features.monitor import alert_message, monitor_settings
-            from citecheck.warehouse.published import alerts_between
+            from citecheck.warehouse.read_model import alerts_between
 
             if connection(self.smtp_conn_id) is None:
                 self.log.info("alert e-mail is off: no connection %r", self.smtp_conn_id)

@@ -95,7 +95,20 @@ def check_step_sections(config: Config) -> None:
 
     monitor_settings(config)
     configured_trend_days(config)
+    check_claims_mode(config)
 
+
+def check_claims_mode(config: Config) -> None:
+    """The daily job splits claims in the `rules` and `recorded` modes (a recorded file is read and
+    checked here, before extract); the `llm` mode splits in `citecheck score` only, so a job
+    configured with it is refused rather than run with every sentence left whole."""
+    from citecheck.core.claims import ClaimsError, splitter_for
+
+    if config.claims_mode == "llm":
+        raise ClaimsError('claims.mode = "llm" splits in `citecheck score`; the daily job splits with "rules" or '
+                          '"recorded" (a file of splits, e.g. written from a scored run)')
+    if config.claims_on:
+        splitter_for(config)
 
 PARAMS = tuple(f.name for f in fields(JobSettings) if f.name not in ("judge_spec", "config", "criteria"))
 

@@ -25,13 +25,13 @@ from sqlalchemy.engine import Engine
 from citecheck.core import pipeline, records
 from citecheck.core.criteria import CriteriaEvaluator, overall_decision
 from citecheck.core.metrics import MetricAccumulator, SliceCap, full_counts
-from citecheck.core.repairs import input_repairs, repair_totals
+from citecheck.core.repairs import input_repairs, language_repairs, repair_totals
 from citecheck.core.structural import ConversationHistory
 from citecheck.core.turns import turns_from_dicts
 from citecheck.features.suggestions import build_suggestions
 from citecheck.job.settings import JobSettings, build_judge
 from citecheck.job.validation import validate_day
-from citecheck.warehouse import alerts, locks, published, reports, runs, source, staging
+from citecheck.warehouse import alerts, locks, read_model, reports, runs, source, staging
 from citecheck.warehouse import tables as T
 from citecheck.warehouse.publish import publish_day
 from citecheck.warehouse.serialize import jsonable
@@ -105,7 +105,7 @@ def extract(run: DayRun) -> dict[str, Any]:
 
 @holds_day
 def structural(run: DayRun) -> dict[str, Any]:
-    """Parse and check every turn of the day; stage structured turns and skips.
+    """Parse and check every turn of the day; write the structured turns and skips to staging.
 
     Streams in chunks with flat memory: the extract is ordered by conversation, so the history
     holds the conversations of the current chunk only (plus their labels from before the day,
@@ -128,7 +128,9 @@ def structural(run: DayRun) -> dict[str, Any]:
             turns, skipped = turns_from_dicts(batch, cfg.max_answer_chars)
             repairs.update(input_repairs(batch, turns, cfg))
             staged = []
-            for st in pipeline.structure_turns(turns, cfg, history):
+            built = list(pipeline.structure_turns(turns, cfg, history))
+            repairs.update(language_repairs(built))
+            for st in built:
                 selected = selection.selected(st.turn_id)
                 shard = selection.shard(st.turn.conversation_id)
                 if selected:
@@ -172,7 +174,7 @@ def escalate(run: DayRun) -> dict[str, Any]:
     started = time.perf_counter()
     cascade = build_judge(run.engine, run.settings, run.run_id, stage="all",
                           anthropic_api_key=run.anthropic_api_key)
-    staging.drop_judgments(run.engine, run.run_id, stage=staging.FINAL)
+    staging.drop_judgments(run.engine, run.run_id, judge_stage=staging.FINAL)
     items, firsts = [], []
     for batch in staging.staged_turns(run.engine, run.run_id, selected_only=True, chunk=ESCALATE_CHUNK):
         span = (batch[0][0].turn_id, batch[-1][0].turn_id)
@@ -211,10 +213,11 @@ def _is_number(value: Any) -> bool:
 @holds_day
 def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalation: Mapping[str, Any]
               ) -> dict[str, Any]:
-    """Decide every verdict, stage sentence and citation rows, compute the day's metric rows."""
+    """Decide every verdict, write sentence and citation rows to staging, compute the day's metric rows."""
     started = time.perf_counter()
     staging.reset(run.engine, run.run_id, (T.stage_sentence_verdicts, T.stage_citation_verdicts,
                                            T.stage_daily_metrics, T.stage_recite_suggestions,
+                                           T.stage_claim_verdicts, T.stage_claim_citation_verdicts,
                                            T.stage_criteria_results, T.stage_answer_decisions))
     acc = MetricAccumulator(run.settings.config, cap=slice_cap(run))
     criteria = CriteriaEvaluator(run.settings.criteria)
@@ -231,6 +234,8 @@ def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalatio
         sentence_rows: list[dict[str, Any]] = []
         citation_rows: list[dict[str, Any]] = []
         suggestion_rows: list[dict[str, Any]] = []
+        claim_rows: list[dict[str, Any]] = []
+        link_rows: list[dict[str, Any]] = []
         for st, selected in batch:
             scored = pipeline.decide_turn(st, judgments, selected=selected, reader_events=tuple(
                 events.get(st.turn_id, ())) if reader_logged else None)
@@ -239,10 +244,15 @@ def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalatio
             for v in scored.verdicts:
                 if v.judgment is not None and v.judgment.judge_version:
                     judge_versions.add(f"{v.judgment.judge}:{v.judgment.judge_version}")
-                sentence_rows.append(records.sentence_row(v, st.turn_id, st.turn.conversation_id))
+                sentence_rows.append(records.sentence_row(v, st.turn_id, st.turn.conversation_id, st.language,
+                                                          st.language_source))
                 citation_rows.extend(records.citation_rows(v, st.turn_id))
                 suggestion_rows.extend(build_suggestions(st.turn_id, v, st.turn.context))
-        staging.stage_verdict_rows(run.engine, run.run_id, run.day, sentence_rows, citation_rows)
+            claims, links = records.claim_rows(scored)  # a claims mode's claims and links (none otherwise)
+            claim_rows.extend(claims)
+            link_rows.extend(links)
+        staging.stage_verdict_rows(run.engine, run.run_id, run.day, sentence_rows, citation_rows, claim_rows,
+                                   link_rows)
         staging.stage_rows(run.engine, T.stage_recite_suggestions, suggestion_rows, run.run_id, run.day)
     now = dt.datetime.now(dt.UTC)
     metric_rows = [{**row, "computed_at": now} for row in acc.rows()]
@@ -322,7 +332,7 @@ def publish(run: DayRun) -> dict[str, int]:
     status = runs.run_status(run.engine, run.run_id)
     with run.engine.connect() as conn:
         if status == "published" and not staging.has_staging(conn, run.run_id):
-            return published.published_row_counts(conn, run.day)
+            return read_model.published_row_counts(conn, run.day)
     return _publish_staged(run, status)
 
 
@@ -351,10 +361,10 @@ def monitor_day(engine: Engine, day: dt.date, run_id: str, settings: Any) -> dic
     from citecheck.features.monitor import as_monitor_settings, assess_day
 
     ms = as_monitor_settings(settings)
-    history = published.published_days_before(engine, day, ms.history_days)
-    rows = published.metric_rows(engine, history[0] if history else day, day, days=[*history, day],
+    history = read_model.published_days_before(engine, day, ms.history_days)
+    rows = read_model.metric_rows(engine, history[0] if history else day, day, days=[*history, day],
                                  metrics=ms.metrics, averaging=ms.averaging)
-    decision = published.day_decision(engine, day)
+    decision = read_model.day_decision(engine, day)
     day_alerts, stats = assess_day(day, run_id, rows, history, ms, decision["criteria"] if decision else ())
     alerts.replace_alerts(engine, day, run_id, day_alerts)
     runs.record_monitor(engine, run_id, stats)
@@ -435,7 +445,7 @@ def complete_published(run: DayRun) -> dict[str, Any]:
     for name in missing:
         if name == "record_run":
             with run.engine.connect() as conn:
-                out[name] = record_run(run, published.published_row_counts(conn, run.day))
+                out[name] = record_run(run, read_model.published_row_counts(conn, run.day))
         else:
             out[name] = {"monitor": monitor, "report": report}[name](run)
     return out

@@ -94,6 +94,54 @@ COMMENT ON COLUMN citation_verdicts.pointer_problem IS 'native citations: the po
 
 COMMENT ON COLUMN citation_verdicts.unverified IS 'native citations: the fields the job could not verify, comma-joined (e.g. cited_text)';
 
+CREATE TABLE IF NOT EXISTS claim_citation_verdicts (
+	day DATE NOT NULL,
+	turn_id VARCHAR(200) NOT NULL,
+	sentence_index INTEGER NOT NULL,
+	claim_index INTEGER NOT NULL,
+	label VARCHAR(200) NOT NULL,
+	status VARCHAR(20),
+	alone BOOLEAN,
+	rest BOOLEAN,
+	credited BOOLEAN,
+	run_id VARCHAR(64) NOT NULL,
+	config_hash VARCHAR(32) NOT NULL,
+	judge_versions VARCHAR(400),
+	PRIMARY KEY (day, turn_id, sentence_index, claim_index, label)
+);
+
+COMMENT ON TABLE claim_citation_verdicts IS 'A claims mode: one row per link, a (claim, label) pair';
+
+CREATE TABLE IF NOT EXISTS claim_verdicts (
+	day DATE NOT NULL,
+	turn_id VARCHAR(200) NOT NULL,
+	sentence_index INTEGER NOT NULL,
+	claim_index INTEGER NOT NULL,
+	conversation_id VARCHAR(200),
+	text TEXT,
+	labels JSON,
+	verdict VARCHAR(40),
+	score FLOAT,
+	supported_elsewhere_by VARCHAR(400),
+	judge VARCHAR(40),
+	judge_version VARCHAR(400),
+	reason TEXT,
+	run_id VARCHAR(64) NOT NULL,
+	config_hash VARCHAR(32) NOT NULL,
+	judge_versions VARCHAR(400),
+	PRIMARY KEY (day, turn_id, sentence_index, claim_index)
+);
+
+COMMENT ON TABLE claim_verdicts IS 'A claims mode (SPEC 2.1): one row per claim of a check-worthy sentence; empty in sentence mode';
+
+COMMENT ON COLUMN claim_verdicts.text IS 'the claim as the judge saw it (a standalone sentence)';
+
+COMMENT ON COLUMN claim_verdicts.labels IS 'its sentence''s labels (JSON list): every claim carries them all';
+
+COMMENT ON COLUMN claim_verdicts.verdict IS 'supported, miscited, uncited_supported, unsupported, unjudged, not_selected, partial, contradicted';
+
+COMMENT ON COLUMN claim_verdicts.reason IS 'why unjudged';
+
 CREATE TABLE IF NOT EXISTS criteria_results (
 	day DATE NOT NULL,
 	criterion VARCHAR(200) NOT NULL,
@@ -426,6 +474,8 @@ CREATE TABLE IF NOT EXISTS sentence_verdicts (
 	first_stage JSON,
 	best_windows JSON,
 	figures JSON,
+	language VARCHAR(16),
+	language_source VARCHAR(10),
 	run_id VARCHAR(64) NOT NULL,
 	config_hash VARCHAR(32) NOT NULL,
 	judge_versions VARCHAR(400),
@@ -437,6 +487,10 @@ COMMENT ON COLUMN sentence_verdicts.first_stage IS 'cascade: the first stage''s 
 COMMENT ON COLUMN sentence_verdicts.best_windows IS 'NLI judge: best premise window per cited or supporting label';
 
 COMMENT ON COLUMN sentence_verdicts.figures IS 'check-worthy sentences: [{text, kind, value, traced}] (SPEC 3.5); traced null: no cited text';
+
+COMMENT ON COLUMN sentence_verdicts.language IS 'the turn''s language: ISO 639 code of its logged language/locale, else detected; und';
+
+COMMENT ON COLUMN sentence_verdicts.language_source IS 'logged | detected';
 
 CREATE TABLE IF NOT EXISTS skipped_turns (
 	day DATE NOT NULL,
@@ -475,6 +529,8 @@ CREATE TABLE IF NOT EXISTS source_turns (
 	attributes JSON,
 	loaded_at TIMESTAMP WITH TIME ZONE,
 	input_repairs JSON,
+	language VARCHAR(16),
+	language_source VARCHAR(10),
 	PRIMARY KEY (turn_id)
 );
 
@@ -491,6 +547,10 @@ COMMENT ON COLUMN source_turns.request_search_results IS 'anthropic_blocks: ever
 COMMENT ON COLUMN source_turns.web_results IS 'the web search results the turn logged (W<k>)';
 
 COMMENT ON COLUMN source_turns.input_repairs IS 'what the load repaired: replaced_characters (NUL, lone surrogates), assumed_zone (a timestamp without one)';
+
+COMMENT ON COLUMN source_turns.language IS 'the turn''s language: ISO 639 code of its logged language/locale, else detected; und';
+
+COMMENT ON COLUMN source_turns.language_source IS 'logged | detected';
 
 CREATE TABLE IF NOT EXISTS stage_answer_decisions (
 	run_id VARCHAR(64) NOT NULL,
@@ -522,6 +582,46 @@ CREATE TABLE IF NOT EXISTS stage_citation_verdicts (
 COMMENT ON COLUMN stage_citation_verdicts.pointer_problem IS 'native citations: the pointer problem kind that makes the label unknown (docs/metrics.md)';
 
 COMMENT ON COLUMN stage_citation_verdicts.unverified IS 'native citations: the fields the job could not verify, comma-joined (e.g. cited_text)';
+
+CREATE TABLE IF NOT EXISTS stage_claim_citation_verdicts (
+	run_id VARCHAR(64) NOT NULL,
+	day DATE NOT NULL,
+	turn_id VARCHAR(200) NOT NULL,
+	sentence_index INTEGER NOT NULL,
+	claim_index INTEGER NOT NULL,
+	label VARCHAR(200) NOT NULL,
+	status VARCHAR(20),
+	alone BOOLEAN,
+	rest BOOLEAN,
+	credited BOOLEAN,
+	PRIMARY KEY (run_id, turn_id, sentence_index, claim_index, label)
+);
+
+CREATE TABLE IF NOT EXISTS stage_claim_verdicts (
+	run_id VARCHAR(64) NOT NULL,
+	day DATE NOT NULL,
+	turn_id VARCHAR(200) NOT NULL,
+	sentence_index INTEGER NOT NULL,
+	claim_index INTEGER NOT NULL,
+	conversation_id VARCHAR(200),
+	text TEXT,
+	labels JSON,
+	verdict VARCHAR(40),
+	score FLOAT,
+	supported_elsewhere_by VARCHAR(400),
+	judge VARCHAR(40),
+	judge_version VARCHAR(400),
+	reason TEXT,
+	PRIMARY KEY (run_id, turn_id, sentence_index, claim_index)
+);
+
+COMMENT ON COLUMN stage_claim_verdicts.text IS 'the claim as the judge saw it (a standalone sentence)';
+
+COMMENT ON COLUMN stage_claim_verdicts.labels IS 'its sentence''s labels (JSON list): every claim carries them all';
+
+COMMENT ON COLUMN stage_claim_verdicts.verdict IS 'supported, miscited, uncited_supported, unsupported, unjudged, not_selected, partial, contradicted';
+
+COMMENT ON COLUMN stage_claim_verdicts.reason IS 'why unjudged';
 
 CREATE TABLE IF NOT EXISTS stage_criteria_results (
 	run_id VARCHAR(64) NOT NULL,
@@ -660,6 +760,8 @@ CREATE TABLE IF NOT EXISTS stage_sentence_verdicts (
 	first_stage JSON,
 	best_windows JSON,
 	figures JSON,
+	language VARCHAR(16),
+	language_source VARCHAR(10),
 	PRIMARY KEY (run_id, turn_id, sentence_index)
 );
 
@@ -668,6 +770,10 @@ COMMENT ON COLUMN stage_sentence_verdicts.first_stage IS 'cascade: the first sta
 COMMENT ON COLUMN stage_sentence_verdicts.best_windows IS 'NLI judge: best premise window per cited or supporting label';
 
 COMMENT ON COLUMN stage_sentence_verdicts.figures IS 'check-worthy sentences: [{text, kind, value, traced}] (SPEC 3.5); traced null: no cited text';
+
+COMMENT ON COLUMN stage_sentence_verdicts.language IS 'the turn''s language: ISO 639 code of its logged language/locale, else detected; und';
+
+COMMENT ON COLUMN stage_sentence_verdicts.language_source IS 'logged | detected';
 
 CREATE TABLE IF NOT EXISTS stage_skipped (
 	run_id VARCHAR(64) NOT NULL,

@@ -37,7 +37,7 @@ from citecheck.warehouse.engine import (
 )
 from citecheck.warehouse.grants import bi_grants, grant_bi, grants_sql
 from citecheck.warehouse.publish import publish_day
-from citecheck.warehouse.published import (
+from citecheck.warehouse.read_model import (
     day_metrics,
     published_config_hash,
     published_row_counts,

@@ -15,11 +15,12 @@ from citecheck.warehouse.naming import WarehouseNames, quoted
 BI_TEXT_COLUMNS = {
     "sentence_verdicts": ("text", "llm", "best_windows"),  # the answer sentence, the LLM's output, passage excerpts
     "recite_suggestions": ("sentence", "quote"),  # the answer sentence, the verified passage quote
+    "claim_verdicts": ("text",),  # a claim: the answer sentence's words (a claims mode)
 }
 # What a dashboard (the read-only BI role) may read: published outputs and their views.
 BI_READABLE = ("daily_metrics", "daily_metrics_wide", "sentence_verdicts", "citation_verdicts", "skipped_turns", "runs",
-               "recite_suggestions", "alerts", "judge_quality", "calibrated_metrics", "criteria_results",
-               "answer_decisions")
+               "recite_suggestions", "alerts", "judge_quality", "calibrated_metrics", "claim_verdicts",
+               "claim_citation_verdicts", "criteria_results", "answer_decisions")
 
 
 def bi_grants(names: WarehouseNames, dialect: sa.engine.Dialect | None = None, *, with_texts: bool = False

@@ -64,6 +64,18 @@ class UTCDateTime(TypeDecorator[dt.datetime]):
         return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
 
 
+LANGUAGE_COLUMNS = ("language", "language_source")  # on source_turns written by the load, never extracted
+
+
+def _language_columns() -> list[Column]:
+    """The turn's language (SPEC §2.2, `core.languages`): on `source_turns` and `sentence_verdicts`."""
+    return [
+        Column("language", String(16), nullable=True,
+               comment="the turn's language: ISO 639 code of its logged language/locale, else detected; und"),
+        Column("language_source", String(10), nullable=True, comment="logged | detected"),
+    ]
+
+
 # --- source: the logged turns -------------------------------------------------------------
 source_turns = Table(
     "source_turns", metadata,
@@ -85,6 +97,7 @@ source_turns = Table(
     Column("loaded_at", UTCDateTime, nullable=True),
     Column("input_repairs", JSON, nullable=True, comment="what the load repaired: replaced_characters (NUL, "
                                                          "lone surrogates), assumed_zone (a timestamp without one)"),
+    *_language_columns(),
     Index("ix_source_turns_answered_at", "answered_at"),
     Index("ix_source_turns_conversation", "conversation_id", "turn_index"),
 )
@@ -151,6 +164,7 @@ def _sentence_columns() -> list[Column]:
         Column("best_windows", JSON, comment="NLI judge: best premise window per cited or supporting label"),
         Column("figures", JSON, nullable=True,
                comment="check-worthy sentences: [{text, kind, value, traced}] (SPEC 3.5); traced null: no cited text"),
+        *_language_columns(),
     ]
 
 
@@ -168,6 +182,39 @@ def _citation_columns() -> list[Column]:
                comment="native citations: the pointer problem kind that makes the label unknown (docs/metrics.md)"),
         Column("unverified", String(200), nullable=True,
                comment="native citations: the fields the job could not verify, comma-joined (e.g. cited_text)"),
+    ]
+
+
+def _claim_columns() -> list[Column]:
+    """A claim of a check-worthy sentence (SPEC §2.1, a claims mode): judged as a sentence is."""
+    return [
+        Column("turn_id", _id(), primary_key=True),
+        Column("sentence_index", Integer, primary_key=True),
+        Column("claim_index", Integer, primary_key=True),
+        Column("conversation_id", _id()),
+        Column("text", Text, comment="the claim as the judge saw it (a standalone sentence)"),
+        Column("labels", JSON, comment="its sentence's labels (JSON list): every claim carries them all"),
+        Column("verdict", String(40), comment="supported, miscited, uncited_supported, unsupported, unjudged, "
+                                              "not_selected, partial, contradicted"),
+        Column("score", Float),
+        Column("supported_elsewhere_by", String(400)),
+        Column("judge", String(40)),
+        Column("judge_version", String(400)),
+        Column("reason", Text, comment="why unjudged"),
+    ]
+
+
+def _claim_citation_columns() -> list[Column]:
+    """A link: one (claim, label) pair (SPEC §2.1)."""
+    return [
+        Column("turn_id", _id(), primary_key=True),
+        Column("sentence_index", Integer, primary_key=True),
+        Column("claim_index", Integer, primary_key=True),
+        Column("label", _id(), primary_key=True),
+        Column("status", String(20)),
+        Column("alone", Boolean),
+        Column("rest", Boolean),
+        Column("credited", Boolean),
     ]
 
 
@@ -254,6 +301,12 @@ sentence_verdicts = Table("sentence_verdicts", metadata, *_day_keys(*_sentence_c
 citation_verdicts = Table("citation_verdicts", metadata, *_day_keys(*_citation_columns()), *_run_columns())
 daily_metrics = Table("daily_metrics", metadata, *_day_keys(*_metric_columns()), *_run_columns())
 skipped_turns = Table("skipped_turns", metadata, *_day_keys(*_skipped_columns()), *_run_columns())
+claim_verdicts = Table(
+    "claim_verdicts", metadata, *_day_keys(*_claim_columns()), *_run_columns(),
+    comment="A claims mode (SPEC 2.1): one row per claim of a check-worthy sentence; empty in sentence mode")
+claim_citation_verdicts = Table(
+    "claim_citation_verdicts", metadata, *_day_keys(*_claim_citation_columns()), *_run_columns(),
+    comment="A claims mode: one row per link, a (claim, label) pair")
 recite_suggestions = Table(
     "recite_suggestions", metadata, *_day_keys(*_suggestion_columns()), *_run_columns(),
     comment="For each miscited sentence the passage(s) that support it; for each uncited but supported one, "
@@ -366,17 +419,19 @@ stage_skipped = Table(
 )
 
 
-def _stage_copy(name: str, columns: list[Column]) -> Table:
+def _staged_copy(name: str, columns: list[Column]) -> Table:
     return Table(name, metadata, Column("run_id", String(64), primary_key=True), Column("day", Date, nullable=False),
                  *columns)
 
 
-stage_sentence_verdicts = _stage_copy("stage_sentence_verdicts", _sentence_columns())
-stage_citation_verdicts = _stage_copy("stage_citation_verdicts", _citation_columns())
-stage_daily_metrics = _stage_copy("stage_daily_metrics", _metric_columns())
-stage_recite_suggestions = _stage_copy("stage_recite_suggestions", _suggestion_columns())
-stage_criteria_results = _stage_copy("stage_criteria_results", _criteria_result_columns())
-stage_answer_decisions = _stage_copy("stage_answer_decisions", _answer_decision_columns())
+stage_sentence_verdicts = _staged_copy("stage_sentence_verdicts", _sentence_columns())
+stage_citation_verdicts = _staged_copy("stage_citation_verdicts", _citation_columns())
+stage_daily_metrics = _staged_copy("stage_daily_metrics", _metric_columns())
+stage_recite_suggestions = _staged_copy("stage_recite_suggestions", _suggestion_columns())
+stage_claim_verdicts = _staged_copy("stage_claim_verdicts", _claim_columns())
+stage_claim_citation_verdicts = _staged_copy("stage_claim_citation_verdicts", _claim_citation_columns())
+stage_criteria_results = _staged_copy("stage_criteria_results", _criteria_result_columns())
+stage_answer_decisions = _staged_copy("stage_answer_decisions", _answer_decision_columns())
 
 # --- the NLI judgment cache (SPEC §4): kept across runs, never part of a day -------------
 judgment_cache = Table(
@@ -463,14 +518,20 @@ calibrated_metrics = Table(
     comment="judge-only, human-only and prediction-powered (human-calibrated) metrics of a period",
 )
 
+# Each published output table and its staging copy (`stage_*`: one run's rows until the publish).
+# Words: a *step* is one unit of the job's sequence, the *staging* tables hold a run's rows between
+# steps, a judge *stage* is the cascade's first stage or its final (LLM) one, never more.
 OUTPUT_TABLES = {
     "sentence_verdicts": (sentence_verdicts, stage_sentence_verdicts),
     "citation_verdicts": (citation_verdicts, stage_citation_verdicts),
     "daily_metrics": (daily_metrics, stage_daily_metrics),
+    "claim_verdicts": (claim_verdicts, stage_claim_verdicts),
+    "claim_citation_verdicts": (claim_citation_verdicts, stage_claim_citation_verdicts),
     "recite_suggestions": (recite_suggestions, stage_recite_suggestions),
     "criteria_results": (criteria_results, stage_criteria_results),
     "answer_decisions": (answer_decisions, stage_answer_decisions),
 }
 STAGING_TABLES = (stage_turns, stage_judgments, stage_skipped, stage_sentence_verdicts, stage_citation_verdicts,
-                  stage_daily_metrics, stage_recite_suggestions, stage_criteria_results, stage_answer_decisions)
+                  stage_daily_metrics, stage_recite_suggestions, stage_claim_verdicts, stage_claim_citation_verdicts,
+                  stage_criteria_results, stage_answer_decisions)
 SOURCE_TABLES = (source_turns, source_passages, reader_events)

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from citecheck.core.languages import LANGUAGE_UNSUPPORTED
 from citecheck.core.metrics.definitions import (
     CLAIM_COUNT_KEYS,
     COUNT_KEYS,
@@ -158,8 +159,11 @@ def _count_judged(c: Counter[str], v: SentenceVerdict, attached: bool) -> None:
     c["selected_sentences"] += 1
     if v.verdict == UNJUDGED:
         c["unjudged_sentences"] += 1
-        if v.judgment is not None and v.judgment.unjudged_reason == NO_SOURCE_TEXT:
+        reason = v.judgment.unjudged_reason if v.judgment is not None else None
+        if reason == NO_SOURCE_TEXT:
             c["no_source_text_sentences"] += 1
+        elif reason == LANGUAGE_UNSUPPORTED:
+            c["language_unsupported_sentences"] += 1
         return
     count_judged_sentence(c, v.verdict, faithful=v.faithful, attached=attached, citations=len(v.sentence.labels),
                           credited=sum(v.credited.values()))

@@ -67,7 +67,8 @@ SLICES = "slices"  # the slice table
 AGREEMENT = "agreement"  # judge agreement on the LLM's random sample (and its trend)
 NATIVE = "native"  # native-citation figures
 READERS = "readers"  # what readers did with the citations
-REPORT_SECTIONS = (SLICES, AGREEMENT, NATIVE, READERS)
+UNCHECKED = "unchecked"  # what could not be checked and why (the unjudged sentences by reason)
+REPORT_SECTIONS = (SLICES, AGREEMENT, NATIVE, READERS, UNCHECKED)
 
 
 class Watch(NamedTuple):
@@ -190,10 +191,13 @@ REGISTRY: tuple[Metric, ...] = (
     Metric("partial_rate", PARTIAL, "judged_sentences", J, (PARTIAL, _JS)),
     Metric("contradicted_rate", CONTRADICTED, "judged_sentences", J, (CONTRADICTED, _JS)),
     Metric("unjudged_rate", "unjudged_sentences", "selected_sentences", J, (UNJUDGED, "selected sentences"),
-           headline=12, tile=12, watch=Watch(abs=0.02)),
+           headline=12, tile=12, watch=Watch(abs=0.02), report=(UNCHECKED,)),
     # of those, sentences whose cited sources were all logged without text (no judge could see them)
     Metric("no_source_text_rate", "no_source_text_sentences", "selected_sentences", J,
-           ("without source text", "selected sentences"), report=(NATIVE,)),
+           ("without source text", "selected sentences"), report=(NATIVE, UNCHECKED)),
+    # of those, sentences in a language no judge reads (SPEC §2.2: no NLI model for it, no LLM judge)
+    Metric("language_unsupported_rate", "language_unsupported_sentences", "selected_sentences", J,
+           ("language unsupported", "selected sentences"), report=(UNCHECKED,)),
     # judge agreement on the LLM's random sample (SPEC §5): does the first stage agree with the LLM?
     Metric("first_stage_agreement", "first_stage_agree", "agreement_sample", J, ("agree", "sampled sentences"),
            report=(AGREEMENT,)),
@@ -329,8 +333,8 @@ COUNT_KEYS = (
     "agreement_sample_llm_supported", "agreement_sample_llm_unsupported", "first_stage_false_pass",
     "first_stage_false_fail", "answers_rewrite_or_block", "pointer_problem_citations",
     *(f"pointer_problem_citations_{kind}" for kind in POINTER_PROBLEM_KINDS), "unverified_citations",
-    "no_source_text_sentences", *READER_COUNT_KEYS, "figure_sentences", "uncited_figure_sentences",
-    "traceable_figure_sentences", "untraced_figure_sentences",
+    "no_source_text_sentences", "language_unsupported_sentences", *READER_COUNT_KEYS, "figure_sentences",
+    "uncited_figure_sentences", "traceable_figure_sentences", "untraced_figure_sentences",
 )
 # Each range a metric's values can have -> (the rule that checks it, what it checks); `invariants`
 # and the validation gate check every metric against its range under this rule's name.

@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from citecheck.core.formats import NATIVE_FIELDS
-from citecheck.core.formats.common import replaced_characters
+from citecheck.core.formats.common import TurnError, replaced_characters
+from citecheck.core.languages import turn_language
 from citecheck.core.turns import (
     MAX_ID_CHARS,
     MAX_LABEL_CHARS,
@@ -18,6 +19,7 @@ from citecheck.core.turns import (
     conversation_id,
     is_zoneless,
     parse_timestamp,
+    turn_from_dict,
     turn_index,
 )
 from citecheck.warehouse import tables as T
@@ -68,6 +70,15 @@ def storable(value: Any, key: str = "value", replaced: list[int] | None = None) 
     return root
 
 
+def _language(turn: Mapping[str, Any]) -> dict[str, str | None]:
+    try:
+        parsed = turn_from_dict(turn)
+    except TurnError:
+        return {"language": None, "language_source": None}
+    found = turn_language(parsed.attributes, parsed.answer)
+    return {"language": found.code, "language_source": found.source}
+
+
 def _text_column(turn: Mapping[str, Any], key: str, width: int | None = None) -> str | None:
     """A text field as stored: a string or nothing. Another type would read back as text the job
     would then score (an answer of 5 as "5"), so it is refused here with the job's own wording."""
@@ -90,6 +101,10 @@ def source_rows(turn: Mapping[str, Any], assume_zone: str = "UTC") -> tuple[dict
     would belong to no day and never be read) or one that is not ISO 8601, a markers turn
     without a context list, JSON nested too deeply, a timestamp without a zone when `assume_zone`
     (`[day] assume_zone`) is "refuse".
+
+    The turn's language (SPEC §2.2) is stored with it (`language`, `language_source`), as the job
+    reads it: from the turn as `turn_from_dict` builds it (a native format's answer text is its
+    normalised text); null for a turn the job will skip as malformed.
 
     What the load repaired goes with the row (`input_repairs`, counted per day by the job): the
     characters replaced (`replaced_characters`) and, for a timestamp without a zone, the zone it was
@@ -128,6 +143,7 @@ def source_rows(turn: Mapping[str, Any], assume_zone: str = "UTC") -> tuple[dict
         "attributes": turn.get("attributes"),
         "loaded_at": dt.datetime.now(dt.UTC),
         "input_repairs": repairs or None,
+        **_language(turn),
     }
     passages = []
     for position, p in enumerate(context or []):

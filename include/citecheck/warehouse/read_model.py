@@ -82,7 +82,8 @@ def published_config_hash(engine: Engine, day: dt.date) -> str | None:
 
 def published_row_counts(conn: Connection, day: dt.date) -> dict[str, int]:
     """Rows of the day per published table (what a publish reports, and the Asset's metadata)."""
-    tables = {name: final for name, (final, _stage) in T.OUTPUT_TABLES.items()} | {"skipped_turns": T.skipped_turns}
+    tables = {name: published for name, (published, _staged) in T.OUTPUT_TABLES.items()}
+    tables["skipped_turns"] = T.skipped_turns
     return {name: conn.execute(sa.select(sa.func.count()).select_from(t).where(t.c.day == day)).scalar_one()
             for name, t in tables.items()}
 
