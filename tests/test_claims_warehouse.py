@@ -74,6 +74,9 @@ def test_a_day_publishes_its_claims_and_links(engine, claims):
     assert (precision["numerator"], precision["denominator"]) == (sum(lk["credited"] for lk in credited),
                                                                   len(credited))
     assert metrics[("claims_per_sentence", "micro")]["value"] > 1
+    with engine.connect() as conn:  # the wide view's claim columns
+        wide = conn.execute(sa.text("SELECT claim_recall, claims_per_sentence FROM daily_metrics_wide")).one()
+    assert wide[0] == pytest.approx(recall["value"]) and wide[1] > 1
 
 
 def test_init_warehouse_adds_the_claim_tables_to_an_older_warehouse(engine):
@@ -134,3 +137,24 @@ def test_the_daily_dag_end_to_end_in_the_rule_claims_mode(tmp_path):
     assert [(t, v) for _, t, v in plan] == list(zip(fixture["expected"]["plan"]["recorded_mode"]["claims"],
                                                     ["supported", "unsupported"], strict=True))
     assert len(_rows(engine, T.claim_citation_verdicts)) == 5
+
+
+def test_the_report_shows_the_claims_panel(engine):
+    """The seed answers published in the rule claims mode: the report's claims panel lists the
+    partially supported plan sentence with its two claims and their verdicts."""
+    from citecheck.core.config import config_from_mapping
+    from citecheck.report import build_report
+    from helpers import load_fixture
+
+    fixture = load_fixture("claims.json")
+    init_warehouse(engine)
+    load_turns(engine, list(fixture["turns"].values()))
+    settings = JobSettings(judge_spec=fixture["judge"], config=config_from_mapping({"claims": {"mode": "rules"}}))
+    run_day(engine, dt.date(2026, 11, 30), settings)
+    html = build_report(engine, dt.date(2026, 11, 30))
+    panel = html[html.index('<section id="claims">'):]
+    panel = panel[:panel.index("</section>")]
+    for claim in fixture["expected"]["plan"]["recorded_mode"]["claims"]:
+        assert claim in panel
+    assert "<b>supported</b>" in panel and "<b>unsupported</b>" in panel
+    assert "2 supported claims / 5 judged claims" in panel

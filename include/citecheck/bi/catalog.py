@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from citecheck.core.metrics import HEADLINE_METRICS, JUDGED_METRICS
+from citecheck.core.metrics import HEADLINE_METRICS, JUDGED_METRICS, WIDE_CLAIM_METRICS
 from citecheck.warehouse import tables as T
 from citecheck.warehouse.grants import BI_READABLE
 
@@ -34,6 +34,8 @@ def wide_view_columns() -> list[PublishedColumn]:
                                      f"{c} of the 95% interval of {metric} (precomputed, that day only)")
                      for c in T.METRIC_INTERVAL_COLUMNS]
     cols.append(PublishedColumn("answers", "INTEGER", "answers the day's metrics cover"))
+    cols += [PublishedColumn(metric, "FLOAT", f"{metric}, overall slice, micro averaging (a claims mode; null in "
+                                              "sentence mode)") for metric in WIDE_CLAIM_METRICS]
     return cols
 
 

@@ -71,6 +71,8 @@ class ReportData:
     interval_columns: tuple[str, ...] = ()
     native: list[dict[str, Any]] = field(default_factory=list)  # native-citation metrics with a count
     pointer_problems: list[dict[str, Any]] = field(default_factory=list)  # by kind, most frequent first
+    # a claims mode: the day's partially supported sentences with their claims (the claims panel)
+    partially_supported: list[dict[str, Any]] = field(default_factory=list)
     unchecked: list[dict[str, Any]] = field(default_factory=list)  # what could not be checked and why
 
     @property
@@ -142,6 +144,8 @@ def gather(engine: Engine, day: dt.date, trend_days: int = 28, *, flagged_limit:
         interval_columns=T.METRIC_INTERVAL_COLUMNS,
         native=native,
         pointer_problems=pointer_problems,
+        partially_supported=read_model.partially_supported_sentences(engine, day, flagged_limit)
+        if "claim_recall" in by_metric else [],
         unchecked=[by_metric[m] for m in UNCHECKED_METRICS if m in by_metric],
         decision=read_model.day_decision(engine, day),
     )

@@ -15,6 +15,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from citecheck.core.vocabulary import PARTIALLY_SUPPORTED
 from citecheck.warehouse import tables as T
 
 METRIC_ROW_COLUMNS = ("day", "slice_name", "slice_value", "metric", "averaging", "numerator", "denominator", "value",
@@ -173,6 +174,31 @@ def _criteria_order(rows: Sequence[dict[str, Any]]) -> list[str]:
     """Failing criteria first, then no_data, then passing ones; by name within each."""
     rank = {"fail": 0, "no_data": 1, "pass": 2}
     return [x["criterion"] for x in sorted(rows, key=lambda x: (rank.get(x["decision"], 3), x["criterion"]))]
+
+
+def partially_supported_sentences(engine: Engine, day: dt.date, limit: int) -> list[dict[str, Any]]:
+    """A claims mode: the day's `partially_supported` sentences (some claims supported, some not)
+    with their claims (`claims`: index, text, verdict, supported_elsewhere_by), at most `limit`."""
+    c, k = T.sentence_verdicts.c, T.claim_verdicts.c
+    query = (sa.select(c.turn_id, c.sentence_index, c.text, c.labels)
+             .where(c.day == day, c.verdict == PARTIALLY_SUPPORTED)
+             .order_by(c.turn_id, c.sentence_index).limit(limit))
+    with engine.connect() as conn:
+        rows = [dict(r) for r in conn.execute(query).mappings()]
+        if not rows:
+            return []
+        claims = conn.execute(
+            sa.select(k.turn_id, k.sentence_index, k.claim_index, k.text, k.verdict, k.supported_elsewhere_by)
+            .where(k.day == day, k.turn_id.in_({r["turn_id"] for r in rows}))
+            .order_by(k.turn_id, k.sentence_index, k.claim_index)).mappings().all()
+    by_sentence: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for claim in claims:
+        by_sentence.setdefault((claim["turn_id"], claim["sentence_index"]), []).append(
+            {"index": claim["claim_index"], "text": claim["text"], "verdict": claim["verdict"],
+             "supported_elsewhere_by": claim["supported_elsewhere_by"]})
+    for row in rows:
+        row["claims"] = by_sentence.get((row["turn_id"], row["sentence_index"]), [])
+    return rows
 
 
 def day_suggestions(engine: Engine, day: dt.date) -> list[dict[str, Any]]:

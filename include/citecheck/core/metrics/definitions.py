@@ -311,6 +311,10 @@ TURN_LEVEL_METRICS: frozenset[str] = _VIEWS["TURN_LEVEL_METRICS"]
 # The rates a dashboard leads with: the CLI summary, `bin/run_dag.py`, `citecheck compare` and the
 # `daily_metrics_wide` view (one column each), in this order.
 HEADLINE_METRICS: tuple[str, ...] = _VIEWS["HEADLINE_METRICS"]
+# A claims mode's columns of the `daily_metrics_wide` view, after its headline columns (null on a
+# day scored in sentence mode).
+_WIDE_CLAIMS = frozenset({"claims_per_sentence", "claim_recall", "claim_precision", "partially_supported_rate"})
+WIDE_CLAIM_METRICS: tuple[str, ...] = tuple(m for m in METRIC_NAMES if m in _WIDE_CLAIMS)
 # The headline metrics a scored file has without the warehouse's reader events (`score`, `compare`).
 SCORED_HEADLINE_METRICS: tuple[str, ...] = _VIEWS["SCORED_HEADLINE_METRICS"]
 # The daily report's tiles and trend charts: the headline rates a reader acts on, with the
