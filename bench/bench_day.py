@@ -25,7 +25,6 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,7 +34,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "include"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_warehouse_load import DAY, fresh_database, load, release_memory, reset_peak, vm_mib
+from bench_warehouse_load import DAY, fresh_database, load, release_memory, reset_peak, run_child, vm_mib
 
 DEFAULT_PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 SHARDS = 4
@@ -97,12 +96,8 @@ def run_day(url: str) -> dict[str, Any]:
 
 
 def _child(mode: str, url: str, n_turns: int) -> dict[str, Any]:
-    """`load` (bench_warehouse_load's) or `day` in a fresh interpreter; its JSON is the last stdout line."""
-    proc = subprocess.run([sys.executable, __file__, "--child", mode, "--url", url, "--turns", str(n_turns)],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{mode} for {n_turns} turns failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    """`load` (bench_warehouse_load's) or `day` in a fresh interpreter."""
+    return run_child(__file__, mode, url, n_turns)
 
 
 def bench(backend: str, pg_url: str, n_turns: int) -> dict[str, Any]:

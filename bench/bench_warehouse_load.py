@@ -291,13 +291,18 @@ def fresh_database(url: str) -> tuple[str, Any]:
     return fresh, drop
 
 
-def _child(mode: str, url: str, n_turns: int) -> dict[str, Any]:
-    """Run `load` or `job` in a fresh interpreter; its JSON result is the last stdout line."""
-    proc = subprocess.run([sys.executable, __file__, "--child", mode, "--url", url, "--turns", str(n_turns)],
+def run_child(script: str, mode: str, url: str, n_turns: int) -> dict[str, Any]:
+    """Run `script --child MODE` in a fresh interpreter (its peak memory is its own); its JSON
+    result is the last stdout line."""
+    proc = subprocess.run([sys.executable, script, "--child", mode, "--url", url, "--turns", str(n_turns)],
                           capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"{mode} for {n_turns} turns failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _child(mode: str, url: str, n_turns: int) -> dict[str, Any]:
+    return run_child(__file__, mode, url, n_turns)
 
 
 def bench_size(url: str | None, n_turns: int) -> dict[str, Any]:
