@@ -370,3 +370,32 @@ def test_the_trend_chart_has_a_panel_per_metric_with_values():
     assert spec["spec"]["layer"][0]["mark"]["type"] == "line"
     band = trend_chart(rows, ("citation_recall",), day, 7, intervals=True)
     assert band["spec"]["layer"][0]["mark"]["type"] == "area"
+
+
+def test_the_report_opens_with_the_days_decision_and_links_failing_answers(engine):
+    from citecheck.core.criteria import parse_criteria
+
+    day = DAYS[-1]
+    W.load_turns(engine, orbit_warehouse_turns(day.isoformat()))
+    criteria = parse_criteria([
+        {"name": "recall", "metric": "citation_recall", "min": 0.9, "answers": True},
+        {"name": "attached", "metric": "attachment_rate", "min": 0.5},
+        {"name": "pay answers", "metric": "citation_recall", "min": 0.5, "where": {"topic": "pay"}},
+    ])
+    job.run_day(engine, day, orbit_settings(criteria=criteria))
+    page = build_report(engine, day, trend_days=7)
+    assert page.index('id="decision"') < page.index('id="headline"')
+    assert 'Decision of the day: <span class="decision decision-fail">fail</span>' in page
+    rows = re.findall(r'<tr class="criterion" data-decision="([^"]+)">\s*<td>([^<]+)</td>', page)
+    assert rows == [("fail", "recall"), ("no_data", "pay answers"), ("pass", "attached")]
+    assert "min 90.0% on value" in page
+    # each failing answer links to its flagged sentences, which carry the anchors
+    links = re.findall(r'<a href="#(s-[^"]+)">', page)
+    assert links and all(f'id="{anchor}"' in page for anchor in links)
+    assert f'data-turn="orbit-1@{day}"' in page
+    # the untraced figure of "paid within 5 business days [S3][S4]" is shown on its sentence
+    assert '<span class="figure figure-untraced" title="number 5">5 (not in the cited text)</span>' in page
+
+
+def test_a_day_without_criteria_shows_no_decision(published):
+    assert 'id="decision"' not in build_report(published, DAYS[-1], trend_days=7)

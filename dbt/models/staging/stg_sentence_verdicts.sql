@@ -21,6 +21,7 @@ select
     llm,
     first_stage,
     best_windows,
+    figures,
     language,
     language_source,
     run_id,

@@ -35,7 +35,8 @@ NO_TIME_FILTER = "No filter"
 DEFAULT_SCHEMAS = {"postgresql": "public", "sqlite": "main"}  # where a connection's unqualified names go
 OVERALL = (("slice_name", "==", "all"), ("averaging", "==", "micro"))
 # Datasets the dashboard reads (a subset of grants.BI_READABLE).
-DATASETS = ("daily_metrics_wide", "daily_metrics", "sentence_verdicts", "alerts", "recite_suggestions")
+DATASETS = ("daily_metrics_wide", "daily_metrics", "sentence_verdicts", "alerts", "recite_suggestions",
+            "criteria_results", "answer_decisions")
 ALERT_COLUMNS = ("day", "metric", "slice_name", "slice_value", "averaging", "baseline", "value", "direction", "rule")
 # no answer or passage text: the read-only BI role Superset connects as is refused those columns
 # unless `grant-bi --with-texts` (`warehouse.grants.BI_TEXT_COLUMNS`)

@@ -48,12 +48,19 @@ def add_suggestions(sub: Any) -> None:
 def cmd_metrics(args: argparse.Namespace) -> int:
     from citecheck.warehouse.read_model import day_metrics
 
-    rows = day_metrics(warehouse(), args.day)
+    engine = warehouse()
+    rows = day_metrics(engine, args.day)
     if args.json:
         write_json(rows, None)
         return EXIT_OK
     from citecheck.core.metrics.display import metric_line
+    from citecheck.features.gate import format_gate
+    from citecheck.warehouse.read_model import day_decision
 
+    decision = day_decision(engine, args.day)
+    if decision is not None and not args.slice:  # the day's acceptance criteria (SPEC 5.1) first
+        print(format_gate(decision, heading=f"decision of {args.day}"))
+        print()
     wanted = args.slice or "all"
     values = sorted({r["slice_value"] for r in rows if r["slice_name"] == wanted})
     for value in values:

@@ -74,7 +74,8 @@ def sentence_row(v: SentenceVerdict, turn_id: str, conversation_id: str | None, 
     reason = fields.pop("unjudged_reason") or record["non_claim_reason"]
     return {"turn_id": turn_id, "sentence_index": v.sentence.index, "conversation_id": conversation_id,
             **fields, "reason": reason, "llm": record["llm"] or None, "first_stage": record["first_stage"] or None,
-            "best_windows": evidence_windows(v), "language": language, "language_source": language_source}
+            "best_windows": evidence_windows(v), "language": language, "language_source": language_source,
+            "figures": record["figures"]}
 
 
 def citation_records(v: SentenceVerdict) -> list[dict[str, Any]]:

@@ -23,6 +23,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from citecheck.core import pipeline, records
+from citecheck.core.criteria import CriteriaEvaluator, overall_decision
 from citecheck.core.metrics import MetricAccumulator, SliceCap, full_counts
 from citecheck.core.repairs import input_repairs, language_repairs, repair_totals
 from citecheck.core.structural import ConversationHistory
@@ -216,8 +217,10 @@ def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalatio
     started = time.perf_counter()
     staging.reset(run.engine, run.run_id, (T.stage_sentence_verdicts, T.stage_citation_verdicts,
                                            T.stage_daily_metrics, T.stage_recite_suggestions,
-                                           T.stage_claim_verdicts, T.stage_claim_citation_verdicts))
+                                           T.stage_claim_verdicts, T.stage_claim_citation_verdicts,
+                                           T.stage_criteria_results, T.stage_answer_decisions))
     acc = MetricAccumulator(run.settings.config, cap=slice_cap(run))
+    criteria = CriteriaEvaluator(run.settings.criteria)
     judge_versions: set[str] = set()
     with run.engine.connect() as conn:  # no reader event for the day at all: its reader metrics are null
         reader_logged = source.day_has_reader_events(conn, run.day, run.settings.config.timezone)
@@ -237,6 +240,7 @@ def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalatio
             scored = pipeline.decide_turn(st, judgments, selected=selected, reader_events=tuple(
                 events.get(st.turn_id, ())) if reader_logged else None)
             acc.add(scored)
+            criteria.add(scored)
             for v in scored.verdicts:
                 if v.judgment is not None and v.judgment.judge_version:
                     judge_versions.add(f"{v.judgment.judge}:{v.judgment.judge_version}")
@@ -253,13 +257,31 @@ def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalatio
     now = dt.datetime.now(dt.UTC)
     metric_rows = [{**row, "computed_at": now} for row in acc.rows()]
     staging.stage_rows(run.engine, T.stage_daily_metrics, metric_rows, run.run_id, run.day)
+    decision = stage_decisions(run, criteria)
     counts = full_counts(acc.counts())
     versions = ",".join(sorted(judge_versions))[:T.JUDGE_VERSIONS_CHARS]
     runs.record_judged(run.engine, run.run_id, judge_stats=jsonable(merge_judge_stats(shard_results, escalation)),
                        counts=counts, judge_versions=versions)
     _timed(run, "aggregate", started)
-    return {"metric_rows": len(metric_rows), "judge_versions": versions, **{k: counts[k] for k in (
+    return {"metric_rows": len(metric_rows), "judge_versions": versions, "decision": decision,
+            **{k: counts[k] for k in (
         "answers", "check_worthy_sentences", "judged_sentences", "unjudged_sentences", "selected_sentences")}}
+
+
+def stage_decisions(run: DayRun, criteria: CriteriaEvaluator) -> str | None:
+    """Stage the day's criteria results and failing answers (published with the day, SPEC 5.1);
+    returns the day's decision (None: no criteria configured)."""
+    if not criteria.criteria:
+        return None
+    key = {"criteria_hash": criteria.criteria.hash}
+    results = criteria.results()
+    staging.stage_rows(run.engine, T.stage_criteria_results, [
+        {**key, **{("on_rule" if k == "on" else k): v for k, v in r.as_dict().items() if k != "criterion"},
+         "criterion": r.criterion.name} for r in results], run.run_id, run.day)
+    staging.stage_rows(run.engine, T.stage_answer_decisions, [
+        {**key, "turn_id": turn_id, "criteria_failed": names} for turn_id, names in criteria.failing_answers().items()],
+        run.run_id, run.day)
+    return overall_decision(r.decision for r in results)
 
 
 def slice_cap(run: DayRun) -> SliceCap:
@@ -342,7 +364,8 @@ def monitor_day(engine: Engine, day: dt.date, run_id: str, settings: Any) -> dic
     history = read_model.published_days_before(engine, day, ms.history_days)
     rows = read_model.metric_rows(engine, history[0] if history else day, day, days=[*history, day],
                                  metrics=ms.metrics, averaging=ms.averaging)
-    day_alerts, stats = assess_day(day, run_id, rows, history, ms)
+    decision = read_model.day_decision(engine, day)
+    day_alerts, stats = assess_day(day, run_id, rows, history, ms, decision["criteria"] if decision else ())
     alerts.replace_alerts(engine, day, run_id, day_alerts)
     runs.record_monitor(engine, run_id, stats)
     return stats

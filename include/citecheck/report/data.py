@@ -82,6 +82,13 @@ class ReportData:
         total = (rows.get("unjudged_rate") or {}).get("numerator") or 0
         return total - sum(r["numerator"] or 0 for m, r in rows.items() if m != "unjudged_rate")
 
+    decision: dict[str, Any] | None = None  # the day's acceptance decision (`read_model.day_decision`), if any
+
+    @property
+    def flagged_ids(self) -> set[tuple[str, int]]:
+        """(turn, sentence) of the flagged sentences shown: the failing answers link to them."""
+        return {(f.row["turn_id"], f.row["sentence_index"]) for f in self.flagged}
+
     @property
     def day_rows(self) -> dict[str, Mapping[str, Any]]:
         """The day's overall micro rows by metric (a harmonic mean's card shows its parts)."""
@@ -140,6 +147,7 @@ def gather(engine: Engine, day: dt.date, trend_days: int = 28, *, flagged_limit:
         partially_supported=read_model.partially_supported_sentences(engine, day, flagged_limit)
         if "claim_recall" in by_metric else [],
         unchecked=[by_metric[m] for m in UNCHECKED_METRICS if m in by_metric],
+        decision=read_model.day_decision(engine, day),
     )
 
 

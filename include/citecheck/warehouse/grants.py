@@ -20,7 +20,7 @@ BI_TEXT_COLUMNS = {
 # What a dashboard (the read-only BI role) may read: published outputs and their views.
 BI_READABLE = ("daily_metrics", "daily_metrics_wide", "sentence_verdicts", "citation_verdicts", "skipped_turns", "runs",
                "recite_suggestions", "alerts", "judge_quality", "calibrated_metrics", "claim_verdicts",
-               "claim_citation_verdicts")
+               "claim_citation_verdicts", "criteria_results", "answer_decisions")
 
 
 def bi_grants(names: WarehouseNames, dialect: sa.engine.Dialect | None = None, *, with_texts: bool = False

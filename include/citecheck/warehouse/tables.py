@@ -162,6 +162,8 @@ def _sentence_columns() -> list[Column]:
         Column("llm", JSON),
         Column("first_stage", JSON, comment="cascade: the first stage's {judge, version, supported, score}"),
         Column("best_windows", JSON, comment="NLI judge: best premise window per cited or supporting label"),
+        Column("figures", JSON, nullable=True,
+               comment="check-worthy sentences: [{text, kind, value, traced}] (SPEC 3.5); traced null: no cited text"),
         *_language_columns(),
     ]
 
@@ -253,6 +255,36 @@ def _suggestion_columns() -> list[Column]:
     ]
 
 
+def _criteria_result_columns() -> list[Column]:
+    return [
+        Column("criterion", String(200), primary_key=True, comment="the criterion's name (SPEC 5.1)"),
+        Column("scope", String(400), nullable=False, comment="all, or key=value|value; ... as written in `where`"),
+        Column("metric", String(80), nullable=False),
+        Column("bound_kind", String(3), nullable=True, comment="min or max (null: a gate-only criterion)"),
+        Column("bound", Float, nullable=True),
+        Column("on_rule", String(10), nullable=False, comment="value (the point estimate) or interval (95%)"),
+        Column("averaging", String(10), nullable=False),
+        Column("value", Float, nullable=True),
+        Column("ci_low", Float, nullable=True),
+        Column("ci_high", Float, nullable=True),
+        Column("numerator", Float, nullable=True),
+        Column("denominator", Float, nullable=True),
+        Column("answers", Integer, nullable=False, comment="answers in scope"),
+        Column("failing_answers", Integer, nullable=False,
+               comment="answers = true: answers in scope breaking the bound"),
+        Column("decision", String(10), nullable=False, comment="pass | fail | no_data"),
+        Column("criteria_hash", String(32), nullable=False, comment="hash of the criteria the day was decided on"),
+    ]
+
+
+def _answer_decision_columns() -> list[Column]:
+    return [
+        Column("turn_id", _id(), primary_key=True),
+        Column("criteria_failed", JSON, nullable=False, comment="names of the answers = true criteria it fails"),
+        Column("criteria_hash", String(32), nullable=False),
+    ]
+
+
 # A metric row's interval columns (`_metric_columns`; `init_warehouse` adds them to older warehouses).
 METRIC_INTERVAL_COLUMNS = ("ci_low", "ci_high")
 
@@ -279,6 +311,13 @@ recite_suggestions = Table(
     "recite_suggestions", metadata, *_day_keys(*_suggestion_columns()), *_run_columns(),
     comment="For each miscited sentence the passage(s) that support it; for each uncited but supported one, "
             "the citation to add")
+
+criteria_results = Table(
+    "criteria_results", metadata, *_day_keys(*_criteria_result_columns()), *_run_columns(),
+    comment="Each acceptance criterion decided on the day (SPEC 5.1); the day passes only when every one passes")
+answer_decisions = Table(
+    "answer_decisions", metadata, *_day_keys(*_answer_decision_columns()), *_run_columns(),
+    comment="Answers failing an `answers = true` criterion, with the criteria they fail")
 
 alerts = Table(
     "alerts", metadata,
@@ -391,6 +430,8 @@ stage_daily_metrics = _staged_copy("stage_daily_metrics", _metric_columns())
 stage_recite_suggestions = _staged_copy("stage_recite_suggestions", _suggestion_columns())
 stage_claim_verdicts = _staged_copy("stage_claim_verdicts", _claim_columns())
 stage_claim_citation_verdicts = _staged_copy("stage_claim_citation_verdicts", _claim_citation_columns())
+stage_criteria_results = _staged_copy("stage_criteria_results", _criteria_result_columns())
+stage_answer_decisions = _staged_copy("stage_answer_decisions", _answer_decision_columns())
 
 # --- the NLI judgment cache (SPEC §4): kept across runs, never part of a day -------------
 judgment_cache = Table(
@@ -487,7 +528,10 @@ OUTPUT_TABLES = {
     "claim_verdicts": (claim_verdicts, stage_claim_verdicts),
     "claim_citation_verdicts": (claim_citation_verdicts, stage_claim_citation_verdicts),
     "recite_suggestions": (recite_suggestions, stage_recite_suggestions),
+    "criteria_results": (criteria_results, stage_criteria_results),
+    "answer_decisions": (answer_decisions, stage_answer_decisions),
 }
 STAGING_TABLES = (stage_turns, stage_judgments, stage_skipped, stage_sentence_verdicts, stage_citation_verdicts,
-                  stage_daily_metrics, stage_recite_suggestions, stage_claim_verdicts, stage_claim_citation_verdicts)
+                  stage_daily_metrics, stage_recite_suggestions, stage_claim_verdicts, stage_claim_citation_verdicts,
+                  stage_criteria_results, stage_answer_decisions)
 SOURCE_TABLES = (source_turns, source_passages, reader_events)

@@ -82,6 +82,8 @@ def sentence_counts(scored: ScoredTurn, verdicts: Sequence[SentenceVerdict], *, 
             c["citations_on_non_claims"] += len(s.labels)
             continue
         attached = _count_check_worthy(c, s)
+        if s.figures:
+            _count_figures(c, s, attached)
         if scored.selected:
             _count_judged(c, v, attached)
         if claims_on:
@@ -136,6 +138,18 @@ def _count_check_worthy(c: Counter[str], s: Sentence) -> bool:
     c["attached"] += attached
     c["multi_citation_sentences"] += attached and len(s.labels) >= PADDING_MIN_CITATIONS
     return attached
+
+
+def _count_figures(c: Counter[str], s: Sentence, attached: bool) -> None:
+    """A check-worthy sentence with figures (SPEC §3 item 5): `uncited_figure_rate` (no resolved
+    citation) and `untraced_figure_rate` (attached, some figure in no cited passage; a sentence
+    whose cited passages all lack text cannot be traced and is left out)."""
+    c["figure_sentences"] += 1
+    if not attached:
+        c["uncited_figure_sentences"] += 1
+    elif any(f.traced is not None for f in s.figures):
+        c["traceable_figure_sentences"] += 1
+        c["untraced_figure_sentences"] += any(f.traced is False for f in s.figures)
 
 
 def _count_judged(c: Counter[str], v: SentenceVerdict, attached: bool) -> None:

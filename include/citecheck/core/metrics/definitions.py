@@ -98,6 +98,7 @@ class Metric:
     calibrated: bool = False
     claims: bool = False
     average: bool = False
+    interval: bool = False  # a structural rate that still carries a 95% interval (answers as clusters)
 
     @property
     def judged(self) -> bool:
@@ -163,6 +164,13 @@ REGISTRY: tuple[Metric, ...] = (
              (f"{kind} pointer problems", "citations")) for kind in POINTER_PROBLEM_KINDS),
     Metric("unverified_citation_share", "unverified_citations", "citations", S, ("unverified", "citations"),
            report=(NATIVE,)),
+    # figures traceable to the cited text (SPEC §3 item 5), every turn: attached sentences with a
+    # figure none of their cited passages states; sentences with a figure and no resolved citation
+    Metric("untraced_figure_rate", "untraced_figure_sentences", "traceable_figure_sentences", S,
+           ("with an untraced figure", "attached sentences with figures"), report=(SLICES,), interval=True,
+           watch=Watch(abs=0.05)),
+    Metric("uncited_figure_rate", "uncited_figure_sentences", "figure_sentences", S,
+           ("with a figure and no citation", "sentences with figures"), interval=True, watch=Watch(abs=0.05)),
     # judged, the turns selected for judging, unjudged sentences excluded (SPEC §4-5)
     Metric("citation_recall", SUPPORTED, "judged_sentences", J, (SUPPORTED, _JS), headline=2, tile=1,
            report=(SLICES,), watch=Watch(abs=0.05),
@@ -278,6 +286,7 @@ def views(registry: tuple[Metric, ...]) -> dict[str, Any]:
         "METRIC_NAMES": (*names(m for m in registry if not m.derived), *derived),
         "RATE_METRICS": names(m for m in registry if m.rate and not m.derived) + derived,
         "JUDGED_METRICS": frozenset(m.name for m in registry if m.judged),
+        "STRUCTURAL_INTERVAL_METRICS": names(m for m in registry if m.interval and not m.judged),
         "READER_METRICS": names(m for m in registry if m.reader),
         "TURN_LEVEL_METRICS": frozenset(m.name for m in registry if m.turn_level),
         "HEADLINE_METRICS": headline,
@@ -295,6 +304,8 @@ DERIVED: tuple[str, ...] = _VIEWS["DERIVED"]
 METRIC_NAMES: tuple[str, ...] = _VIEWS["METRIC_NAMES"]
 RATE_METRICS: tuple[str, ...] = _VIEWS["RATE_METRICS"]
 JUDGED_METRICS: frozenset[str] = _VIEWS["JUDGED_METRICS"]
+# Structural metrics with intervals all the same (the figure rates): every answer a cluster.
+STRUCTURAL_INTERVAL_METRICS: tuple[str, ...] = _VIEWS["STRUCTURAL_INTERVAL_METRICS"]
 READER_METRICS: tuple[str, ...] = _VIEWS["READER_METRICS"]
 # Metrics of whole answers: a slice of sentences (has_number, multi_citation) does not have them.
 TURN_LEVEL_METRICS: frozenset[str] = _VIEWS["TURN_LEVEL_METRICS"]
@@ -327,7 +338,8 @@ COUNT_KEYS = (
     "agreement_sample_llm_supported", "agreement_sample_llm_unsupported", "first_stage_false_pass",
     "first_stage_false_fail", "answers_rewrite_or_block", "pointer_problem_citations",
     *(f"pointer_problem_citations_{kind}" for kind in POINTER_PROBLEM_KINDS), "unverified_citations",
-    "no_source_text_sentences", "language_unsupported_sentences", *READER_COUNT_KEYS,
+    "no_source_text_sentences", "language_unsupported_sentences", *READER_COUNT_KEYS, "figure_sentences",
+    "uncited_figure_sentences", "traceable_figure_sentences", "untraced_figure_sentences",
 )
 # Each range a metric's values can have -> (the rule that checks it, what it checks); `invariants`
 # and the validation gate check every metric against its range under this rule's name.
