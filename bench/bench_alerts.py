@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     from citecheck.core.config import config_from_mapping, load_config
     from citecheck.features.monitor import monitor_settings, slice_label
     from citecheck.job import monitor_day
-    from citecheck.warehouse.published import alerts_between
+    from citecheck.warehouse.read_model import alerts_between
 
     sections = {"check_worthiness": {"refusals": [REFUSAL]}}
     if args.config:

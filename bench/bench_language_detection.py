@@ -21,7 +21,7 @@ DATA = Path(__file__).parent / "data" / "short_answers_languages.json"
 REPEAT = 5
 
 
-def _cpu() -> str:
+def cpu_name() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
@@ -67,7 +67,7 @@ def main() -> None:
     from citecheck.core.languages import detection_text
 
     answers = [(lang, detection_text(text)) for lang, text in json.loads(DATA.read_text())["answers"]]
-    print(f"CPU: {_cpu()} ({platform.machine()}), {len(answers)} short answers, "
+    print(f"CPU: {cpu_name()} ({platform.machine()}), {len(answers)} short answers, "
           f"mean {sum(len(t) for _, t in answers) / len(answers):.0f} characters, {REPEAT} passes")
     common = "en,de,fr,es,it,pt,nl,ja,zh,pl,sv,da,nb,fi,cs,ru,uk,tr,ar,ko,hi,el,hu,ro"
     candidates = [

@@ -162,7 +162,7 @@ def _bulk_insert(conn: Any, table: Any, rows: list[dict[str, Any]]) -> None:
 
 # --- the job, in its own process ---------------------------------------------------------------
 
-def _vm(field: str) -> float:
+def vm_mib(field: str) -> float:
     """A /proc/self/status field in MiB (VmHWM: peak resident set; VmRSS: current)."""
     with open("/proc/self/status") as handle:
         for line in handle:
@@ -171,7 +171,7 @@ def _vm(field: str) -> float:
     return float("nan")
 
 
-def _release_memory() -> None:
+def release_memory() -> None:
     """Hand freed memory back to the OS between stages, so a stage's peak is not hidden by what
     the previous stage left in the allocator (glibc only; harmless elsewhere)."""
     import contextlib
@@ -183,7 +183,7 @@ def _release_memory() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
-def _reset_peak() -> bool:
+def reset_peak() -> bool:
     """Reset VmHWM to the current RSS, so the next reading is one stage's own peak (Linux >= 4.0)."""
     try:
         with open("/proc/self/clear_refs", "w") as handle:
@@ -239,24 +239,24 @@ def run_job(url: str) -> dict[str, Any]:
 
     settings = job.JobSettings(judge_spec=demo.full_judge_spec(), config=demo.sample_config(), nli_share=0.0)
     engine = W.make_engine(url)
-    base_rss = _vm("VmRSS")
-    resettable = _reset_peak()
+    base_rss = vm_mib("VmRSS")
+    resettable = reset_peak()
     stages: dict[str, dict[str, float]] = {}
 
     sampler = _Sampler()
 
     def step(name: str, fn: Any, *args: Any) -> Any:
         """`job.run_steps`' hook: each step timed and measured (shards add up under one name)."""
-        _release_memory()
-        _reset_peak()
+        release_memory()
+        reset_peak()
         sampler.reset()
-        before = _vm("VmRSS")
+        before = vm_mib("VmRSS")
         t0 = time.perf_counter()
         result = fn(*args)
         wall = time.perf_counter() - t0 + stages.get(name, {}).get("wall_s", 0.0)
         sampler.sample()
-        stages[name] = {"wall_s": wall, "peak_mib": _vm("VmHWM"), "rss_before_mib": before,
-                        "rss_after_mib": _vm("VmRSS"), "peak_anon_mib": sampler.anon,
+        stages[name] = {"wall_s": wall, "peak_mib": vm_mib("VmHWM"), "rss_before_mib": before,
+                        "rss_after_mib": vm_mib("VmRSS"), "peak_anon_mib": sampler.anon,
                         "peak_shared_mib": sampler.shared}
         return result
 
@@ -273,7 +273,7 @@ def run_job(url: str) -> dict[str, Any]:
 
 # --- orchestration -----------------------------------------------------------------------------
 
-def _fresh_database(url: str) -> tuple[str, Any]:
+def fresh_database(url: str) -> tuple[str, Any]:
     """A fresh database on the server of a PostgreSQL URL, and a function that drops it."""
     import sqlalchemy as sa
 
@@ -291,13 +291,18 @@ def _fresh_database(url: str) -> tuple[str, Any]:
     return fresh, drop
 
 
-def _child(mode: str, url: str, n_turns: int) -> dict[str, Any]:
-    """Run `load` or `job` in a fresh interpreter; its JSON result is the last stdout line."""
-    proc = subprocess.run([sys.executable, __file__, "--child", mode, "--url", url, "--turns", str(n_turns)],
+def run_child(script: str, mode: str, url: str, n_turns: int) -> dict[str, Any]:
+    """Run `script --child MODE` in a fresh interpreter (its peak memory is its own); its JSON
+    result is the last stdout line."""
+    proc = subprocess.run([sys.executable, script, "--child", mode, "--url", url, "--turns", str(n_turns)],
                           capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"{mode} for {n_turns} turns failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _child(mode: str, url: str, n_turns: int) -> dict[str, Any]:
+    return run_child(__file__, mode, url, n_turns)
 
 
 def bench_size(url: str | None, n_turns: int) -> dict[str, Any]:
@@ -307,7 +312,7 @@ def bench_size(url: str | None, n_turns: int) -> dict[str, Any]:
         tmp = tempfile.TemporaryDirectory(prefix="citecheck-load-")
         target = f"sqlite:///{tmp.name}/warehouse.sqlite"
     elif url.startswith("postgresql"):
-        target, drop = _fresh_database(url)
+        target, drop = fresh_database(url)
     else:
         target = url
     try:

@@ -10,8 +10,9 @@ publish of the day into `daily_metrics`, `sentence_verdicts`, `citation_verdicts
 when the `citecheck_alerts_smtp` connection is defined), then the day's HTML report (`report`,
 served in the Airflow UI by the `citecheck_report` plugin under "Citation report").
 
-The steps are `citecheck.job`'s, wired here in the order of `citecheck.job.run_steps`: `extract`
-returns the day and run id every later task takes; XCom carries ids and counts only;
+The steps are `citecheck.job`'s, wired here in the order of `citecheck.job.run_steps` (the run of
+a task, the connections and the alert e-mail: `citecheck.job.airflow`, shared with the restate and
+review DAGs): `extract` returns the day and run id every later task takes; XCom carries ids and counts only;
 intermediate data is staged in the warehouse under the run id.
 
 **Which day a run scores** (`citecheck.job.metric_day`): the `day` param when given, else the run's
@@ -34,12 +35,10 @@ from __future__ import annotations
 import datetime as dt
 import os
 
-from airflow.providers.smtp.notifications.smtp import SmtpNotifier
 from airflow.sdk import Asset, CronDataIntervalTimetable, Param, chain, dag, task
 
-WAREHOUSE_CONN_ID = os.environ.get("CITECHECK_WAREHOUSE_CONN_ID", "citecheck_warehouse")
-ANTHROPIC_CONN_ID = os.environ.get("CITECHECK_ANTHROPIC_CONN_ID", "citecheck_anthropic")
-ALERTS_SMTP_CONN_ID = os.environ.get("CITECHECK_ALERTS_SMTP_CONN_ID", "citecheck_alerts_smtp")
+from citecheck.job.airflow import alert_notifier_class, day_run
+
 NLI_QUEUE = os.environ.get("CITECHECK_NLI_QUEUE", "nli")
 DAILY_METRICS = Asset("citecheck://warehouse/daily_metrics")
 # Message Batches may take up to 24 h to end; a Celery broker's visibility timeout must be longer
@@ -48,74 +47,7 @@ ESCALATE_TIMEOUT = dt.timedelta(hours=25)
 LOCK_RETRY_DELAY = dt.timedelta(seconds=30)  # extract's first retry when another run holds the day
 
 
-def _connection(conn_id: str):
-    """The Airflow connection, or None when it is not defined (it is optional)."""
-    from airflow.sdk import BaseHook
-    from airflow.sdk.exceptions import AirflowNotFoundException
-
-    try:
-        return BaseHook.get_connection(conn_id)
-    except AirflowNotFoundException:
-        return None
-
-
-def _day_run(extracted: dict | None = None, *, with_anthropic_key: bool = False, context=None):
-    """The `citecheck.job.DayRun` of this DAG run: the day and run id `extract` returned (or, for
-    `extract` itself, the day `citecheck.job.metric_day` picks and the DAG run id), the settings from
-    the DAG params and environment, the warehouse from the Airflow connection (else CITECHECK_WAREHOUSE_URL), and
-    for the LLM step the Anthropic key from its connection (Airflow masks it in task logs).
-    `context`: the one a callback is handed (default: the running task's)."""
-    from airflow.sdk import get_current_context
-    from airflow.sdk.exceptions import AirflowFailException
-
-    from citecheck.job import DayRun, settings_from_env
-    from citecheck.job.metric_day import AmbiguousDay, metric_day
-    from citecheck.warehouse import engine_for
-
-    ctx = context or get_current_context()
-    settings = settings_from_env(ctx["params"])
-    if extracted is None:
-        try:
-            day = metric_day(ctx["params"].get("day"), ctx.get("data_interval_start"),
-                             timezone=settings.config.timezone, manual=ctx["dag_run"].run_type == "manual",
-                             logical_date=ctx.get("logical_date"))
-        except AmbiguousDay as exc:  # the same run asks the same way again: fail now, no retries
-            raise AirflowFailException(str(exc)) from exc
-        run_id = "".join(ch if ch.isalnum() or ch in "-_.:" else "_" for ch in ctx["dag_run"].run_id)[:64]
-    else:
-        day, run_id = dt.date.fromisoformat(extracted["day"]), extracted["run_id"]
-    warehouse = _connection(WAREHOUSE_CONN_ID)
-    anthropic = _connection(ANTHROPIC_CONN_ID) if with_anthropic_key else None
-    return DayRun(engine_for(settings.config, warehouse.get_uri() if warehouse else None), day, run_id, settings,
-                  anthropic_api_key=anthropic.password if anthropic and anthropic.password else None)
-
-
-class AlertNotifier(SmtpNotifier):
-    """The monitor task's success callback: e-mails the day's step-change alerts through the
-    `citecheck_alerts_smtp` connection (SmtpNotifier), to `[monitor] notify_to` of the config.
-    Off while that connection is not defined; nothing is sent for a day without alerts. The
-    message holds metric names, slices, numbers and the report link, no answer or passage text."""
-
-    def __init__(self, **kwargs):
-        super().__init__(to=[], smtp_conn_id=ALERTS_SMTP_CONN_ID, **kwargs)
-
-    def notify(self, context):
-        from citecheck.features.monitor import alert_message, monitor_settings
-        from citecheck.warehouse.published import alerts_between
-
-        if _connection(self.smtp_conn_id) is None:
-            self.log.info("alert e-mail is off: no connection %r", self.smtp_conn_id)
-            return
-        run = _day_run(context=context)
-        alerts = alerts_between(run.engine, run.day, run.day)
-        if not alerts:
-            return
-        monitor = monitor_settings(run.settings.config)
-        if not monitor.notify_to:
-            raise ValueError(f"connection {self.smtp_conn_id!r} is defined but [monitor] notify_to is empty")
-        self.to = list(monitor.notify_to)
-        self.subject, self.html_content = alert_message(alerts, run.day, monitor.report_link(run.day))
-        super().notify(context)
+AlertNotifier = alert_notifier_class()  # the monitor task's alert e-mail (citecheck.job.airflow)
 
 
 @dag(
@@ -151,34 +83,34 @@ def citation_metrics_daily():
         """Takes the day and opens the run; returns the day and run id every later task works on."""
         from citecheck.job import extract
 
-        return extract(_day_run())
+        return extract(day_run())
 
     @task
     def structural(extracted: dict) -> list[int]:
         """Runs the structural checks; returns the shards that hold turns to judge."""
         from citecheck.job import structural
 
-        return structural(_day_run(extracted))["shards"]
+        return structural(day_run(extracted))["shards"]
 
     @task(pool="nli", queue=NLI_QUEUE, max_active_tis_per_dagrun=8, multiple_outputs=False)
     def judge_shard(extracted: dict, shard: int) -> dict:
         from citecheck.job import judge_shard
 
-        return judge_shard(_day_run(extracted), shard)
+        return judge_shard(day_run(extracted), shard)
 
     # Message Batches may take up to 24 h to end; the judge reattaches to its batch on retry.
     @task(execution_timeout=ESCALATE_TIMEOUT, multiple_outputs=False)
     def escalate(extracted: dict) -> dict:
         from citecheck.job import escalate
 
-        return escalate(_day_run(extracted, with_anthropic_key=True))
+        return escalate(day_run(extracted, with_anthropic_key=True))
 
     @task(trigger_rule="none_failed", multiple_outputs=False)
     def aggregate(extracted: dict, shard_results: list[dict], escalation: dict) -> dict:
         from citecheck.job import aggregate
 
         # one slice read: iterating the lazy sequence asks for one item past its end (an error line)
-        return aggregate(_day_run(extracted), list(shard_results[:]), escalation)
+        return aggregate(day_run(extracted), list(shard_results[:]), escalation)
 
     @task(multiple_outputs=False)
     def validate(extracted: dict) -> dict:
@@ -187,7 +119,7 @@ def citation_metrics_daily():
         from citecheck.job import ValidationFailed, validate
 
         try:
-            return validate(_day_run(extracted))
+            return validate(day_run(extracted))
         except ValidationFailed as exc:  # the same data fails the same way: fail now, no retries
             raise AirflowFailException(str(exc)) from exc
 
@@ -197,7 +129,7 @@ def citation_metrics_daily():
 
         from citecheck.job import publish
 
-        counts = publish(_day_run(extracted))
+        counts = publish(day_run(extracted))
         get_current_context()["outlet_events"][DAILY_METRICS].extra = {**extracted, **counts}
         return counts
 
@@ -206,20 +138,20 @@ def citation_metrics_daily():
         """Step-change alerts of the published day against its history."""
         from citecheck.job import monitor
 
-        return monitor(_day_run(extracted))
+        return monitor(day_run(extracted))
 
     @task(multiple_outputs=False)
     def report(extracted: dict) -> dict:
         """The day's HTML report, stored in the warehouse for the `citecheck_report` plugin."""
         from citecheck.job import report
 
-        return report(_day_run(extracted))
+        return report(day_run(extracted))
 
     @task(multiple_outputs=False)
     def record_run(extracted: dict, published: dict) -> dict:
         from citecheck.job import record_run
 
-        return record_run(_day_run(extracted), published)
+        return record_run(day_run(extracted), published)
 
     extracted = extract()
     shard_results = judge_shard.partial(extracted=extracted).expand(shard=structural(extracted))

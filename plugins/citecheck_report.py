@@ -74,14 +74,14 @@ app = FastAPI(title="citecheck daily report", docs_url=None, redoc_url=None, ope
 @app.get("/report/", response_class=HTMLResponse)
 def report_list() -> HTMLResponse:
     from citecheck.report.render import render_index
-    from citecheck.warehouse.published import report_index
+    from citecheck.warehouse.read_model import report_index
 
     return _page(render_index(report_index(_engine(warehouse_url()))))
 
 
 @app.get("/report/latest")
 def latest_report() -> RedirectResponse:
-    from citecheck.warehouse.published import report_index
+    from citecheck.warehouse.read_model import report_index
 
     rows = report_index(_engine(warehouse_url()), limit=1)
     if not rows:
@@ -91,7 +91,7 @@ def latest_report() -> RedirectResponse:
 
 @app.get("/report/{day}", response_class=HTMLResponse)
 def report_page(day: dt.date) -> HTMLResponse:
-    from citecheck.warehouse.published import report_html
+    from citecheck.warehouse.read_model import report_html
 
     html = report_html(_engine(warehouse_url()), day)
     if html is None:

@@ -153,7 +153,7 @@ def test_dag_test_monitor_alerts_and_the_email_arrives(smtp_server, tmp_path):
     day whose answers cite labels their context does not hold; the monitor task alerts and its
     notifier e-mails the alert to the aiosmtpd server through the AIRFLOW_CONN_ connection."""
     from citecheck.core.config import load_config
-    from citecheck.warehouse.published import alerts_between
+    from citecheck.warehouse.read_model import alerts_between
     from helpers.dags import dag_test
 
     inbox, port = smtp_server

@@ -12,7 +12,7 @@ from citecheck.cli import main
 from citecheck.core.alert_groups import alert_groups, echo_summary, group_alerts
 from citecheck.features.monitor import alert_message
 from citecheck.warehouse.alerts import replace_alerts
-from citecheck.warehouse.published import alerts_between
+from citecheck.warehouse.read_model import alerts_between
 
 DAY = dt.date(2026, 11, 30)
 

@@ -12,13 +12,12 @@ import sqlalchemy as sa
 from citecheck import job
 from citecheck import warehouse as W
 from citecheck.cli import main
-from citecheck.warehouse import tables as T
-from citecheck.warehouse.grants import bi_readable_columns
+from citecheck.warehouse.grants import BI_TEXT_COLUMNS, bi_readable_columns
 from citecheck.warehouse.naming import WarehouseNames
 from helpers import orbit_settings, orbit_warehouse_turns
 
 DAY = "2026-11-30"
-TEXTS = [f"SELECT {column} FROM {table}" for table, columns in T.BI_TEXT_COLUMNS.items() for column in columns]
+TEXTS = [f"SELECT {column} FROM {table}" for table, columns in BI_TEXT_COLUMNS.items() for column in columns]
 READABLE = ["SELECT metric, value, ci_low FROM daily_metrics", "SELECT verdict, score, labels FROM sentence_verdicts",
             "SELECT kind, suggested_labels, auto_apply FROM recite_suggestions",
             "SELECT count(*) FROM sentence_verdicts", "SELECT citation_recall FROM daily_metrics_wide",
@@ -95,4 +94,4 @@ def test_grant_bi_cli_with_texts(bi_role, monkeypatch, capsys):
 def test_the_superset_dashboard_queries_no_column_the_bi_role_is_refused():
     from citecheck.bi.superset import SUGGESTION_COLUMNS
 
-    assert not set(SUGGESTION_COLUMNS) & set(T.BI_TEXT_COLUMNS["recite_suggestions"])
+    assert not set(SUGGESTION_COLUMNS) & set(BI_TEXT_COLUMNS["recite_suggestions"])

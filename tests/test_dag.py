@@ -117,7 +117,7 @@ def test_dag_test_end_to_end(tmp_path, request, backend):
              if r["slice_name"] == "all" and r["averaging"] == "micro"}
     assert micro["citation_recall"] == pytest.approx(0.375)
     assert micro["attachment_rate"] == pytest.approx(0.75)
-    from citecheck.warehouse.published import report_index  # the report task stored the day's report
+    from citecheck.warehouse.read_model import report_index  # the report task stored the day's report
 
     (run_id,) = {r["run_id"] for r in day_metrics(engine, __import__("datetime").date(2026, 11, 30))}
     assert [(r["day"].isoformat(), r["run_id"]) for r in report_index(engine)] == [("2026-11-30", run_id)]

@@ -17,6 +17,7 @@ import pytest
 import sqlalchemy as sa
 
 from citecheck.bi.dbt import dbt_files, ratio_metrics, write_profile
+from citecheck.warehouse.grants import BI_READABLE
 from helpers.backfilled import backfill_sample
 from helpers.tool_venv import tool_venv
 
@@ -34,7 +35,6 @@ def test_generated_dbt_files_are_up_to_date() -> None:
 def test_every_headline_rate_has_a_ratio_metric_and_every_published_table_a_source() -> None:
     import yaml
 
-    from citecheck.warehouse import tables as T
 
     files = dict(dbt_files(METRICS_DOC))
     semantic = yaml.safe_load(files["models/semantic/daily_metric_counts.yml"])
@@ -43,7 +43,7 @@ def test_every_headline_rate_has_a_ratio_metric_and_every_published_table_a_sour
     assert ratios["citation_recall"]["type_params"] == {"numerator": "citation_recall_numerator",
                                                         "denominator": "citation_recall_denominator"}
     sources = yaml.safe_load(files["models/sources.yml"])["sources"][0]["tables"]
-    assert [t["name"] for t in sources] == list(T.BI_READABLE)
+    assert [t["name"] for t in sources] == list(BI_READABLE)
     assert all(t["description"] for t in sources), "every source has its docs/metrics.md description"
 
 

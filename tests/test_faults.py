@@ -157,7 +157,8 @@ def test_sigkill_mid_publish_keeps_the_previous_version_and_the_retry_publishes(
     counts = job.publish(job.DayRun(retry, DAY, new, orbit_settings()))
     job.complete_published(job.DayRun(retry, DAY, new, orbit_settings()))  # its later tasks: monitor … record_run
     retry.dispose()
-    assert counts == {name: sum(v.values()) for name, v in published_run_ids(engine, DAY).items()}
+    assert {k: n for k, n in counts.items() if n} == {name: sum(v.values())
+                                                      for name, v in published_run_ids(engine, DAY).items()}
     _assert_one_clean_version(engine, new)
     engine.dispose()
 

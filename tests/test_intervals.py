@@ -138,8 +138,11 @@ def test_every_judged_row_has_an_interval_around_its_value():
     out = _orbit_score(4)
     judged = [r for r in out["rows"] if r["metric"] in JUDGED_METRICS]
     assert judged
+    from citecheck.core.metrics.definitions import STRUCTURAL_INTERVAL_METRICS
+
+    with_intervals = JUDGED_METRICS | set(STRUCTURAL_INTERVAL_METRICS)  # the figure rates: every answer
     for row in out["rows"]:
-        if row["metric"] not in JUDGED_METRICS or row["value"] is None:
+        if row["metric"] not in with_intervals or row["value"] is None:
             assert row["ci_low"] is None and row["ci_high"] is None, row
         elif row["ci_low"] is not None:
             assert 0 <= row["ci_low"] <= row["value"] <= row["ci_high"] <= 1, row

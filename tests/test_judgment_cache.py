@@ -74,7 +74,7 @@ def test_postgres_cache(pg_url):
 
 
 def test_generated_schema_holds_the_cache_and_creates_a_usable_table_on_postgres(pg_url):
-    from citecheck.warehouse.tables import ddl
+    from citecheck.warehouse.ddl import ddl
 
     schema = f"cache_ddl_{uuid.uuid4().hex[:12]}"
     text = (REPO / "include" / "citecheck" / "sql" / "schema.sql").read_text(encoding="utf-8")
@@ -93,7 +93,7 @@ def test_generated_schema_holds_the_cache_and_creates_a_usable_table_on_postgres
 
 
 def test_sqlite_ddl_runs_on_sqlite(tmp_path):
-    from citecheck.warehouse.tables import ddl
+    from citecheck.warehouse.ddl import ddl
 
     engine = sa.create_engine(f"sqlite:///{tmp_path / 'ddl.sqlite'}")
     raw = engine.raw_connection()
@@ -105,7 +105,7 @@ def test_sqlite_ddl_runs_on_sqlite(tmp_path):
 
 
 def test_unknown_dialects_are_refused():
-    from citecheck.warehouse.tables import ddl
+    from citecheck.warehouse.ddl import ddl
 
     with pytest.raises(ValueError, match="dialect"):
         ddl("oracle")

@@ -171,3 +171,21 @@ def test_detection_on_short_answers_is_right_for_nearly_all():
     answers = json.loads(SHORT_ANSWERS.read_text(encoding="utf-8"))["answers"]
     right = sum(detect_language(detection_text(text)) == language for language, text in answers)
     assert right >= 0.95 * len(answers), f"{right}/{len(answers)}"
+
+
+@pytest.mark.parametrize(("answer", "passage", "locale", "amount"), [
+    ("Hotelkosten werden bis zu 1.250,50 € erstattet, vgl. Abs. 1 [S1].", "Abs. 1: bis 1.250,50 € je Reise.",
+     "de-DE", "1250.5 EUR"),
+    ("宿泊費は1泊15,000円まで精算できます[S1]。", "第4条：宿泊費は１泊１５，０００円まで精算できます。",
+     "ja-JP", "15000 JPY"),
+    ("Hotelkosten werden bis zu 1.250,50 € erstattet, vgl. Abs. 1 [S1].", "Abs. 1: bis 1.250,50 € je Reise.",
+     "", "1250.5 EUR"),  # no locale: the detected language reads the decimal comma
+])
+def test_figures_are_read_in_the_turns_language(answer, passage, locale, amount):
+    from citecheck.core.model import Passage
+
+    turn = Turn("t1", "c1", 0, None, "q", answer, "markers", (Passage("S1", passage),),
+                {"locale": locale} if locale else {})
+    (sentence,) = structure_turn(turn, DEFAULT).sentences
+    amounts = [f for f in sentence.figures if f.kind == "amount"]
+    assert [(f.value, f.traced) for f in amounts] == [(amount, True)]

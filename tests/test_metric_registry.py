@@ -18,6 +18,7 @@ from citecheck.core.metrics import (
     METRIC_NAMES,
     REGISTRY,
     STRUCTURAL,
+    WIDE_CLAIM_METRICS,
     Metric,
     definitions,
     invariant_violations,
@@ -56,7 +57,7 @@ def test_f1_is_the_one_derived_metric_and_every_rule_handles_it_from_its_entry()
 
 
 def test_the_products_lists_are_views_of_the_registry():
-    from citecheck.bi.published import wide_view_columns
+    from citecheck.bi.catalog import wide_view_columns
     from citecheck.bi.superset import d3_format
     from citecheck.features import monitor
     from citecheck.job.validation import RULES
@@ -73,7 +74,9 @@ def test_the_products_lists_are_views_of_the_registry():
     assert tuple(m.name for m in REGISTRY if m.calibrated) == calibrated.METRICS
     by_position = sorted((m for m in REGISTRY if m.headline), key=lambda m: m.headline)
     assert tuple(m.name for m in by_position) == HEADLINE_METRICS
-    assert [c.name for c in wide_view_columns() if c.name in BY_NAME] == list(HEADLINE_METRICS)
+    # the wide view: the headline metrics, then a claims mode's columns (null in sentence mode)
+    assert [c.name for c in wide_view_columns() if c.name in BY_NAME] == [*HEADLINE_METRICS, *WIDE_CLAIM_METRICS]
+    assert set(WIDE_CLAIM_METRICS) <= {m.name for m in REGISTRY if m.claims}
     for name in HEADLINE_METRICS:
         assert d3_format(name) == d3_format(f"{name}_ci_low") == BY_NAME[name].bi_format
     for rule, checks in definitions.BOUNDS_RULES.values():

@@ -25,7 +25,7 @@ from citecheck.features.monitor import (
 from citecheck.job import monitor_day
 from citecheck.stats.change_detection import level_shift_p
 from citecheck.warehouse import tables as T
-from citecheck.warehouse.published import alerts_between
+from citecheck.warehouse.read_model import alerts_between
 from helpers import orbit_settings, orbit_warehouse_turns
 
 START = dt.date(2026, 10, 1)

@@ -25,8 +25,10 @@ def test_the_report_lists_pointer_problems_by_kind_and_the_share_without_source_
                 if k.startswith("pointer_problem_citations_") and v}
     assert shown == expected and len(shown) >= 6
     assert 'data-metric="no_source_text_rate"' in section and 'data-metric="cited_char_share"' in section
-    row = re.search(r'data-metric="no_source_text_rate">[^<]*</td>\s*<td class="num">(\d+)</td>', section)
+    row = re.search(r'data-metric="no_source_text_rate">[^<]*</td>\s*<td class="fraction">(\d+) without source text / '
+                    r'(\d+) selected sentences</td>', section)
     assert row and int(row.group(1)) == counts["no_source_text_sentences"] == 5
+    assert int(row.group(2)) == counts["selected_sentences"]
 
 
 def test_a_markers_only_day_has_no_native_section(engine):

@@ -18,6 +18,7 @@ import sqlalchemy as sa
 
 from citecheck import job
 from citecheck import warehouse as W
+from citecheck.job.steps import AFTER_PUBLISH
 from citecheck.warehouse import locks, runs
 from citecheck.warehouse import tables as T
 from helpers import orbit_settings
@@ -43,7 +44,7 @@ def _assert_repaired(engine: sa.Engine, new: str) -> None:
     assert _report_run(engine) == new
     row = _ledger(engine, new)
     assert row["status"] == "published" and row["finished_at"] is not None
-    assert row["completed_steps"] == list(runs.AFTER_PUBLISH) or set(row["completed_steps"]) == set(runs.AFTER_PUBLISH)
+    assert row["completed_steps"] == list(AFTER_PUBLISH) or set(row["completed_steps"]) == set(AFTER_PUBLISH)
     assert "monitor" in row["stats"] and "published_rows" in row["stats"]
     assert staged_rows(engine) == 0
     with engine.connect() as conn:
@@ -76,7 +77,7 @@ def test_a_run_cut_off_after_its_publish_commit_is_completed_by_the_next_backfil
         failed = run_steps(pg_warehouse_url, DAY, orbit_settings(), new, fault=fault, retry_failed=False)
         assert fault.fired and failed == [step], (fault, failed)
     assert all(set(v) == {new} for v in published_run_ids(engine, DAY).values()), "the publish committed"
-    missing = runs.missing_after_publish(engine, new)
+    missing = runs.missing_after_publish(engine, new, AFTER_PUBLISH)
     assert missing and missing[-1] == "record_run", missing
     if "report" in missing:
         assert _report_run(engine) == old, "the stored report is still the old run's: what the repair fixes"

@@ -19,9 +19,9 @@ from citecheck.report import ReportError, build_report, format_value
 from citecheck.report.charts import vega_runtime
 from citecheck.report.data import Evidence, FlaggedSentence, ReportData, evidence_for, highlight
 from citecheck.report.render import CONTENT_SECURITY_POLICY, render
-from citecheck.warehouse import published as reads
+from citecheck.warehouse import read_model as reads
 from citecheck.warehouse import tables as T
-from citecheck.warehouse.published import report_html, report_index
+from citecheck.warehouse.read_model import report_html, report_index
 from citecheck.warehouse.reports import store_report
 from helpers import orbit_settings, orbit_warehouse_turns, publish_orbit_days
 
@@ -144,6 +144,8 @@ def test_the_reader_panel_and_alert_groups_are_shown():
     panel = re.search(r'<div class="cards" id="reader-panel">(.*?)</div>\s*<p', page, re.S).group(1)
     assert 'data-metric="citation_open_rate"' in panel and "4.0%" in panel and "2000.0" in panel
     assert "[15.0%, 85.0%]" in panel  # the judged share carries its interval
+    # counts as a person reads them: the reports themselves, not the per-1,000 numerator 6000
+    assert "6 reports / 3 answers" in panel and "2 opened / 50 citations shown" in panel and "6000" not in panel
     assert page.count('<tr class="alert">') == 1 and page.count('<tr class="alert-echo">') == 4
     assert "also in 4 slices, moved most:" in page and "5 alert(s) in 1 group(s)" in page
     null_day = render(_constructed(reader=[dict(r, value=None, ci_low=None, ci_high=None) for r in reader]))
@@ -171,6 +173,9 @@ def test_the_report_of_a_published_day_matches_the_warehouse(published):
     assert set(shown) >= {"citation_recall", "citation_precision", "attachment_rate", "faithfulness"}
     for metric, value in shown.items():
         assert float(value) == micro[metric] if value else micro[metric] is None
+    # F1's card shows its recall and precision, not its internal 2PR / (P + R) fraction
+    f1_card = re.search(r'data-metric="citation_f1".*?<span class="fraction">(.*?)</span>', page, re.S).group(1)
+    assert f1_card.startswith("recall ") and " · precision " in f1_card
     # self-contained: the Vega runtime is inlined, and outside it no external script, stylesheet,
     # image or link target
     runtime = vega_runtime()
@@ -193,8 +198,8 @@ def test_the_report_of_a_published_day_matches_the_warehouse(published):
 
 def test_the_days_alerts_and_suggestions_are_shown(published):
     from citecheck.warehouse.alerts import replace_alerts
-    from citecheck.warehouse.published import alerts_between
-    from citecheck.warehouse.published import day_suggestions as suggestions_for
+    from citecheck.warehouse.read_model import alerts_between
+    from citecheck.warehouse.read_model import day_suggestions as suggestions_for
 
     day = DAYS[-1]
     alert = {"metric": "unknown_labels_per_1000_answers", "slice_name": "product", "slice_value": "travel",
@@ -365,3 +370,32 @@ def test_the_trend_chart_has_a_panel_per_metric_with_values():
     assert spec["spec"]["layer"][0]["mark"]["type"] == "line"
     band = trend_chart(rows, ("citation_recall",), day, 7, intervals=True)
     assert band["spec"]["layer"][0]["mark"]["type"] == "area"
+
+
+def test_the_report_opens_with_the_days_decision_and_links_failing_answers(engine):
+    from citecheck.core.criteria import parse_criteria
+
+    day = DAYS[-1]
+    W.load_turns(engine, orbit_warehouse_turns(day.isoformat()))
+    criteria = parse_criteria([
+        {"name": "recall", "metric": "citation_recall", "min": 0.9, "answers": True},
+        {"name": "attached", "metric": "attachment_rate", "min": 0.5},
+        {"name": "pay answers", "metric": "citation_recall", "min": 0.5, "where": {"topic": "pay"}},
+    ])
+    job.run_day(engine, day, orbit_settings(criteria=criteria))
+    page = build_report(engine, day, trend_days=7)
+    assert page.index('id="decision"') < page.index('id="headline"')
+    assert 'Decision of the day: <span class="decision decision-fail">fail</span>' in page
+    rows = re.findall(r'<tr class="criterion" data-decision="([^"]+)">\s*<td>([^<]+)</td>', page)
+    assert rows == [("fail", "recall"), ("no_data", "pay answers"), ("pass", "attached")]
+    assert "min 90.0% on value" in page
+    # each failing answer links to its flagged sentences, which carry the anchors
+    links = re.findall(r'<a href="#(s-[^"]+)">', page)
+    assert links and all(f'id="{anchor}"' in page for anchor in links)
+    assert f'data-turn="orbit-1@{day}"' in page
+    # the untraced figure of "paid within 5 business days [S3][S4]" is shown on its sentence
+    assert '<span class="figure figure-untraced" title="number 5">5 (not in the cited text)</span>' in page
+
+
+def test_a_day_without_criteria_shows_no_decision(published):
+    assert 'id="decision"' not in build_report(published, DAYS[-1], trend_days=7)

@@ -56,6 +56,24 @@ def test_the_report_file_renders_in_chromium(tmp_path):
     assert check.screenshot.stat().st_size > 20_000
 
 
+def test_the_days_decision_renders_in_chromium(tmp_path):
+    from citecheck.core.criteria import parse_criteria
+    from helpers import orbit_settings, orbit_warehouse_turns
+
+    engine = W.make_engine(f"sqlite:///{tmp_path}/wh.sqlite")
+    W.init_warehouse(engine)
+    publish_orbit_days(engine, DAYS[:-1])
+    W.load_turns(engine, orbit_warehouse_turns(DAYS[-1].isoformat()))
+    criteria = parse_criteria([{"name": "recall", "metric": "citation_recall", "min": 0.9, "answers": True},
+                               {"name": "attached", "metric": "attachment_rate", "min": 0.5}])
+    job.run_day(engine, DAYS[-1], orbit_settings(criteria=criteria))
+    check = report_screenshot(engine, DAYS[-1], artifacts_dir() / "report-decision.png", trend_days=7)
+    assert check.console_errors == [] and check.outside_requests == []
+    assert check.decision == "fail"
+    assert check.criteria == [("recall", "fail"), ("attached", "pass")]
+    assert check.answer_links and check.broken_links == []
+
+
 def _get(url: str, headers: dict[str, str] | None = None) -> tuple[int, str, dict[str, str]]:
     request = urllib.request.Request(url, headers=headers or {})
     try:

@@ -541,3 +541,20 @@ def test_a_cascade_day_publishes_each_stage_and_the_review_measures_them(tmp_pat
     assert judges["final"]["false_fail"]["numerator"] == sum(
         1 for r in rows if r["verdict"] not in ("supported", "uncited_supported"))
     engine.dispose()
+
+
+def test_the_export_shows_the_figures_the_cited_passages_do_not_state(tmp_path):
+    import datetime as dt_
+
+    item = {"item_id": "i1", "day": dt_.date(2026, 11, 30), "turn_id": "t1", "sentence_index": 3,
+            "cited_labels": ["S3", "S4"]}
+    figures = [{"text": "5", "kind": "number", "value": "5", "traced": False},
+               {"text": "220 euros", "kind": "amount", "value": "220 EUR", "traced": True}]
+    sentences = {("t1", 3): {"text": "Approved reports are paid within 5 business days.", "figures": figures}}
+    turns = {"t1": {"question": "q", "answer": "a", "passages": [("S3", "p3"), ("S4", "p4")]}}
+    (record,) = S.export_records([item], sentences, turns)
+    assert record["untraced_figures"] == ["5"] and set(record) == set(S.EXPORT_FIELDS)
+    S.write_export([record], tmp_path / "x.csv")
+    with (tmp_path / "x.csv").open(encoding="utf-8-sig", newline="") as handle:
+        (row,) = list(csv.DictReader(handle))
+    assert row["untraced_figures"] == "5" and row["label"] == ""

@@ -16,6 +16,7 @@ import sqlalchemy as sa
 from citecheck import job
 from citecheck import warehouse as W
 from citecheck.warehouse import tables as T
+from citecheck.warehouse.grants import BI_READABLE
 from citecheck.warehouse.naming import InvalidName, WarehouseNames, warehouse_names
 from helpers import REPO, orbit_settings, orbit_warehouse_turns
 
@@ -138,7 +139,7 @@ def test_read_only_bi_role_reads_outputs_and_nothing_else(pg_warehouse_url):
         W.init_warehouse(engine)  # so does re-creating the view
         with engine.connect() as conn:
             conn.exec_driver_sql(f'SET ROLE "{role}"')
-            for name in T.BI_READABLE:
+            for name in BI_READABLE:
                 conn.exec_driver_sql(f"SELECT count(*) FROM analytics.{name}")
             wide = conn.exec_driver_sql("SELECT citation_recall FROM analytics.daily_metrics_wide").scalar()
             assert wide == pytest.approx(0.375)

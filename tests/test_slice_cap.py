@@ -104,7 +104,7 @@ def test_the_job_records_the_cut_and_publishes_the_other_slice(engine, caplog):
     users = {r["slice_value"] for r in job.day_metrics(engine, DAY) if r["slice_name"] == "attribute:user_id"}
     assert len(users) == 6 and OTHER_SLICE_VALUE in users
     assert len([m for m in caplog.messages if "'user_id'" in m]) == 1
-    from citecheck.warehouse.published import report_html
+    from citecheck.warehouse.read_model import report_html
 
     html = report_html(engine, DAY)  # the stored report says so
     assert 'id="slices-cut"' in html and "<code>user_id</code> 15 values, 10 (10 answers) pooled under" in html

@@ -36,7 +36,7 @@ def _overall(engine, day, metric):
 def test_late_events_and_late_turns_make_a_day_stale_and_backfill_restates_it(engine):
     report = _publish(engine, [D1, D2])
     assert report.published == [D1.isoformat(), D2.isoformat()]
-    assert report.reasons == {D1.isoformat(): "not published", D2.isoformat(): "not published"}
+    assert report.reasons == {D1.isoformat(): "not published yet", D2.isoformat(): "not published yet"}
     assert job.stale_days(engine, [D1, D2]) == []
     assert _overall(engine, D2, "source_reports_per_1000_answers")["value"] is None  # no event logged yet
 
@@ -100,7 +100,8 @@ def test_the_stale_and_backfill_commands_say_why(engine, tmp_path, capsys, monke
     assert f"{D1}  stale: 0 turn(s) and 2 reader event(s) loaded after run" in text and "1 stale day(s)" in text
     assert main(["backfill", "--from", str(D1), "--to", str(D2)]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith(f"{D1}  ran: stale: 0 turn(s) and 2 reader event(s)")
+    assert out[0].startswith(f"{D1}  published by run ")
+    assert "ran because: stale: 0 turn(s) and 2 reader event(s)" in out[0]
     assert out[1].startswith(f"{D2}  skipped: up to date")
     assert out[2] == f"backfill {D1}..{D2}: 1 published, 1 already up to date, 0 failed validation"
     assert main(["stale", "--from", str(D2), "--to", str(D1)]) == 2

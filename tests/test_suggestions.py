@@ -18,7 +18,7 @@ from citecheck.core.model import Judgment, Passage, Sentence
 from citecheck.core.verdicts import decide
 from citecheck.features.suggestions import build_suggestions
 from citecheck.warehouse import tables as T
-from citecheck.warehouse.published import day_suggestions as suggestions_for
+from citecheck.warehouse.read_model import day_suggestions as suggestions_for
 from helpers import orbit_settings, orbit_warehouse_turns
 
 DAY = dt.date(2026, 11, 30)

@@ -17,7 +17,7 @@ def test_every_verdict_is_judged_or_not_and_the_groups_are_made_of_verdicts():
     assert set(V.JUDGED_VERDICTS) | set(V.NOT_JUDGED_VERDICTS) == set(V.VERDICTS)
     assert not set(V.JUDGED_VERDICTS) & set(V.NOT_JUDGED_VERDICTS)
     assert len(V.VERDICTS) == len(set(V.VERDICTS))
-    for group in (V.SUPPORTED_VERDICTS, V.FAITHFUL_VERDICTS, V.BAD_VERDICTS, V.JUDGE_VERDICTS, V.RECITE_KINDS):
+    for group in (V.SUPPORTED_VERDICTS, V.FAITHFUL_VERDICTS, V.BAD_VERDICTS, V.LLM_ONLY_VERDICTS, V.RECITE_KINDS):
         assert set(group) <= set(V.JUDGED_VERDICTS), group
     assert set(V.SUPPORTED_VERDICTS) <= set(V.FAITHFUL_VERDICTS)
     assert not set(V.BAD_VERDICTS) & set(V.SUPPORTED_VERDICTS)
@@ -56,7 +56,7 @@ def test_an_llm_partial_or_contradicted_reply_becomes_that_sentence_verdict():
         a = Assessment(status="ok", verdict=reply, citations=({"label": "S1", "support": V.NO_SUPPORT},))
         j = judgment_of(a, judge="llm", version="v")
         expected = V.verdict_of_reply(reply)
-        assert j.verdict == (expected if expected in V.JUDGE_VERDICTS else None)
+        assert j.verdict == (expected if expected in V.LLM_ONLY_VERDICTS else None)
 
 
 def _key_positions(tree: ast.AST) -> set[int]:

@@ -66,6 +66,10 @@ class PageCheck:
     chart_svgs: int = 0
     chart_canvases: int = 0
     screenshot: Path | None = None
+    decision: str | None = None  # the day's decision as the page shows it (None: no decision section)
+    criteria: list[tuple[str, str]] = field(default_factory=list)  # (criterion, decision) rows, as shown
+    answer_links: list[str] = field(default_factory=list)  # failing answers' links to their sentences
+    broken_links: list[str] = field(default_factory=list)  # those whose target is not on the page
 
 
 def _local(url: str) -> bool:
@@ -110,6 +114,15 @@ def open_report_page(browser: Any, url: str, screenshot: Path, *, cookies: list[
         for metric, value, text in page.eval_on_selector_all(
                 ".headline-value", "els => els.map(e => [e.dataset.metric, e.dataset.value, e.textContent])"):
             check.headline[metric] = {"value": value, "text": text.strip()}
+        if page.locator("#decision").count():
+            check.decision = page.locator("#decision h2 .decision").inner_text().strip()
+            check.criteria = [tuple(row) for row in page.eval_on_selector_all(
+                "#decision tr.criterion",
+                "rows => rows.map(r => [r.cells[0].textContent.trim(), r.dataset.decision])")]
+            check.answer_links = page.eval_on_selector_all(
+                ".failing-answer a", "links => links.map(a => a.getAttribute('href'))")
+            check.broken_links = [href for href in check.answer_links
+                                  if not page.evaluate("id => document.getElementById(id) !== null", href[1:])]
         screenshot.parent.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(screenshot), full_page=full_page)
         check.screenshot = screenshot

@@ -157,13 +157,15 @@ def output_tables() -> dict[str, sa.Table]:
 
 
 def published_run_ids(engine: Engine, day: dt.date) -> dict[str, dict[str, int]]:
-    """Per output table, how many of the day's rows each run id holds."""
+    """Per output table with rows of the day (a day without criteria has no decision rows), how
+    many of them each run id holds."""
     out: dict[str, dict[str, int]] = {}
     with engine.connect() as conn:
         for name, table in output_tables().items():
             rows = conn.execute(sa.select(table.c.run_id, sa.func.count()).where(table.c.day == day)
                                 .group_by(table.c.run_id)).all()
-            out[name] = {run_id: n for run_id, n in rows}
+            if rows:
+                out[name] = {run_id: n for run_id, n in rows}
     return out
 
 

@@ -38,5 +38,9 @@ select
     reported_citation_unsupported_share,
     reported_citation_unsupported_share_ci_low,
     reported_citation_unsupported_share_ci_high,
-    answers
+    answers,
+    claims_per_sentence,
+    claim_recall,
+    claim_precision,
+    partially_supported_rate
 from {{ source('citecheck', 'daily_metrics_wide') }}

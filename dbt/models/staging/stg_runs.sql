@@ -22,5 +22,6 @@ select
     validation,
     state,
     error,
-    completed_steps
+    completed_steps,
+    lock_generation
 from {{ source('citecheck', 'runs') }}

@@ -21,6 +21,9 @@ select
     llm,
     first_stage,
     best_windows,
+    figures,
+    language,
+    language_source,
     run_id,
     config_hash,
     judge_versions

@@ -1,6 +1,6 @@
 """A Superset import bundle (the v1 export format: `metadata.yaml`, `databases/`, `datasets/`,
 `charts/`, `dashboards/`) generated from the project's own definitions: the headline list and which
-metrics are judged (`core.metrics`), the published tables and the wide view (`bi.published`).
+metrics are judged (`core.metrics`), the published tables and the wide view (`bi.catalog`).
 
 `citecheck bi superset --warehouse-url URL --out DIR`, then `superset import-directory DIR` (or zip
 it, `zip_bundle`, for `superset import-dashboards -p FILE` or the REST import). UUIDs are derived from
@@ -21,7 +21,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from citecheck.bi.published import published_columns
+from citecheck.bi.catalog import published_columns
 from citecheck.core.metrics import BY_NAME, HEADLINE_METRICS, JUDGED_METRICS, METRICS
 from citecheck.core.vocabulary import NOT_CHECK_WORTHY, NOT_SELECTED
 from citecheck.warehouse import tables as T
@@ -34,11 +34,12 @@ DASHBOARD_SLUG = "citecheck"
 NO_TIME_FILTER = "No filter"
 DEFAULT_SCHEMAS = {"postgresql": "public", "sqlite": "main"}  # where a connection's unqualified names go
 OVERALL = (("slice_name", "==", "all"), ("averaging", "==", "micro"))
-# Datasets the dashboard reads (a subset of T.BI_READABLE).
-DATASETS = ("daily_metrics_wide", "daily_metrics", "sentence_verdicts", "alerts", "recite_suggestions")
+# Datasets the dashboard reads (a subset of grants.BI_READABLE).
+DATASETS = ("daily_metrics_wide", "daily_metrics", "sentence_verdicts", "alerts", "recite_suggestions",
+            "criteria_results", "answer_decisions")
 ALERT_COLUMNS = ("day", "metric", "slice_name", "slice_value", "averaging", "baseline", "value", "direction", "rule")
 # no answer or passage text: the read-only BI role Superset connects as is refused those columns
-# unless `grant-bi --with-texts` (`warehouse.tables.BI_TEXT_COLUMNS`)
+# unless `grant-bi --with-texts` (`warehouse.grants.BI_TEXT_COLUMNS`)
 SUGGESTION_COLUMNS = ("day", "turn_id", "sentence_index", "kind", "cited_labels", "suggested_labels",
                       "source", "auto_apply", "caution")
 

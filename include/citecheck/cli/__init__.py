@@ -12,7 +12,7 @@ line says what failed, the run and what to do; `--debug` prints the traceback).
 - `loading`: sample, load-sample, load-turns, load-events
 - `admin`: init-warehouse, grant-bi, ddl
 - `daily`: run, backfill, stale, runs, gc (the daily job)
-- `published`: metrics, report, alerts, suggestions (a published day)
+- `outputs`: metrics, report, alerts, suggestions (a published day)
 - `review`: review export|import|report|publish
 - `bi`: bi dbt|dbt-profile|superset
 """
@@ -23,7 +23,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from citecheck.cli import admin, bi, daily, loading, published, review, scoring
+from citecheck.cli import admin, bi, daily, loading, outputs, review, scoring
 from citecheck.cli.common import (
     EXIT_DAY_LOCKED,
     EXIT_OK,
@@ -42,7 +42,7 @@ COMMANDS = (
     scoring.add_score, scoring.add_parse, scoring.add_compare, scoring.add_gate, scoring.add_calibrate,
     loading.add_sample, admin.add_init_warehouse, loading.add_load_sample, loading.add_load_turns,
     loading.add_load_events, daily.add_stale, daily.add_run, daily.add_backfill, daily.add_runs, daily.add_gc,
-    published.add_metrics, published.add_report, published.add_alerts, published.add_suggestions,
+    outputs.add_metrics, outputs.add_report, outputs.add_alerts, outputs.add_suggestions,
     review.add_review, admin.add_grant_bi, scoring.add_plan, bi.add_bi, admin.add_ddl,
 )
 

@@ -58,7 +58,7 @@ def cmd_grant_bi(args: argparse.Namespace) -> int:
 
 
 def cmd_ddl(args: argparse.Namespace) -> int:
-    from citecheck.warehouse.tables import ddl, wide_view_sql
+    from citecheck.warehouse.ddl import ddl, wide_view_sql
 
     sys.stdout.write(wide_view_sql() if args.views else ddl(args.dialect))
     return EXIT_OK

@@ -101,7 +101,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     settings = job_settings(args)  # every config section checked before the warehouse is touched
     report = backfill(warehouse(), progress, settings, force=args.force,
                       on_failure=lambda _day, exc: sys.stderr.write(f"{exc}\n"),
-                      on_day=lambda day, what, why: print(f"{day}  {what}: {why}"))
+                      on_day=lambda outcome: print(outcome.line()))
     print(f"backfill {args.from_}..{args.to}: {len(report.published)} published, "
           f"{len(report.up_to_date)} already up to date, {len(report.failed_validation)} failed validation")
     return EXIT_VALIDATION_FAILED if report.failed_validation else EXIT_OK

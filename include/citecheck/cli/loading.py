@@ -47,7 +47,8 @@ def cmd_sample(args: argparse.Namespace) -> int:
     from citecheck import demo
 
     data = demo.generate(dt.date.fromisoformat(args.start), args.days, args.turns_per_day, seed=args.seed,
-                         provider_turns=args.provider_turns, topics=args.topics)
+                         provider_turns=args.provider_turns, topics=args.topics,
+                         language_turns=args.language_turns)
     out = Path(args.out)
     demo.write_sample(data, out, claims=args.claims)
     print(f"wrote {len(data.turns)} turns (+{len(data.malformed_lines)} malformed lines), "
@@ -62,7 +63,8 @@ def cmd_load_sample(args: argparse.Namespace) -> int:
 
     engine = warehouse()
     data = demo.generate(args.start, args.days, args.turns_per_day, seed=args.seed,
-                         provider_turns=args.provider_turns, topics=args.topics)
+                         provider_turns=args.provider_turns, topics=args.topics,
+                         language_turns=args.language_turns)
     n = load_turns(engine, data.turns + demo.loadable_malformed(data), assume_zone=env_config().assume_zone)
     events = load_reader_events(engine, [reader_event(e) for e in data.reader_events])
     if args.write_judge:

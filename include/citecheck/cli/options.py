@@ -77,6 +77,9 @@ def add_generator(p: argparse.ArgumentParser) -> None:
     p.add_argument("--turns-per-day", type=int, default=300)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--provider-turns", type=int, default=0, help=PROVIDER_TURNS_HELP)
+    p.add_argument("--language-turns", type=int, default=0,
+                   help="also generate this many turns a day answered in German, French, Spanish and Japanese "
+                        "(their own passages, offers, abbreviations and figures; default 0: the sample as recorded)")
     p.add_argument("--topics", action="store_true",
                    help="give every turn a `topic` attribute (pay, leave, travel, …) that criteria can scope on "
                         "(default off: the sample as recorded)")

@@ -34,6 +34,8 @@ _BULLET = re.compile(
 _LINE_BREAK = re.compile(rf"\n|(?=[{_GLYPHS}])")  # a bullet glyph inside a line starts a new item
 _STOP_BEFORE = re.compile(r"[.!?\u2026\u3002\uff01\uff1f][\"'\u201d\u2019)\]\u300d\u300f\uff09]*$")  # 。！？ 」』）
 _HAS_WORD = re.compile(r"\w")
+_UNIT_STOP = re.compile(  # a unit symbol ending a sentence: the next one opens with a capital, ¿ or ¡
+    r"(?:\b(?:km|kg|cm|mm|ml|kWh)|(?<=\d)\s?(?:m|g|l|h))\.(?=\s+[A-Z\u00c0-\u00d6\u00d8-\u00de\u00bf\u00a1])")
 _FULL_STOPS = frozenset("\u3002\uff01\uff1f")  # 。！？
 _AFTER_FULL_STOP = re.compile(  # after 。！？, unless a closing quote or bracket or another stop follows
     r"(?<=[\u3002\uff01\uff1f])(?=[^\s\u3002\uff01\uff1f\u300d\u300f\uff09)\]\"'\u201d\u2019])")
@@ -355,12 +357,18 @@ def _sentence_spans(text: str, rules: LanguageRules) -> list[tuple[int, int]]:
 
 def _pieces(language: str, body: str) -> Iterator[str]:
     """The segmenter's pieces, each also cut after 。！？ (full-width stops end a sentence with no
-    space after them, even before a digit, where the segmenter keeps going)."""
+    space after them, even before a digit, where the segmenter keeps going) and after a unit
+    symbol's full stop before a capital ("… 0,26 € por km. El taxi …": a symbol takes no
+    abbreviation dot, yet the segmenter's lists for es, it and nl hold km, kg, m …)."""
     for piece in segment(language, body):
-        if _FULL_STOPS.intersection(piece):
-            yield from (p for p in _AFTER_FULL_STOP.split(piece) if p)
-        else:
-            yield piece
+        parts = [p for p in _AFTER_FULL_STOP.split(piece) if p] if _FULL_STOPS.intersection(piece) else [piece]
+        for part in parts:
+            cuts = [m.end() for m in _UNIT_STOP.finditer(part)] if "." in part else []
+            start = 0
+            for cut in cuts:
+                yield part[start:cut]
+                start = cut
+            yield part[start:]
 
 
 def _lines(text: str) -> list[tuple[int, str]]:

@@ -1,5 +1,6 @@
 """The scoring path shared by the CLI and the daily job, as pure per-chunk functions:
-structure (100% of turns) → judge (selected turns, in batches) → verdicts → records and metrics.
+structure (100% of turns) → judge (selected turns, in batches) → verdicts → records and metrics
+(the rows of a scored sentence: `citecheck.core.records`).
 
 The CLI runs them over a file in one process (`score`); the job runs the same functions per
 chunk and stages what they return in the warehouse between steps (`citecheck.job.steps`).
@@ -20,15 +21,14 @@ from citecheck.core.metrics import (
     SliceCap,
     full_counts,
     invariant_violations,
-    ratios,
-    turn_counts,
-    values,
 )
 from citecheck.core.model import JudgeItem, Judgment, JudgmentKey, StructuredTurn, Turn, unjudged
 from citecheck.core.reader_events import ReaderEvent
+from citecheck.core.records import turn_json
+from citecheck.core.selection import Selection
 from citecheck.core.structural import ConversationHistory, structure_turn
 from citecheck.core.turns import Skipped, TurnError
-from citecheck.core.verdicts import NOT_SELECTED, SentenceVerdict, decide
+from citecheck.core.verdicts import decide
 from citecheck.judges.base import Judge
 
 JUDGE_BATCH_TURNS = 256  # turns per judge call: the CLI's `score` and the job's judge_shard step
@@ -207,8 +207,9 @@ class ScoreReport:
 
 
 def score(turns: Iterable[Turn], judge: Judge | None, config: Config,
-          skipped: Sequence[Skipped] = ()) -> ScoreReport:
-    """Score turns end to end (output in input order); `judge=None` runs the structural checks only."""
+          skipped: Sequence[Skipped] = (), selection: Selection | None = None) -> ScoreReport:
+    """Score turns end to end (output in input order); `judge=None` runs the structural checks only.
+    `selection`: judge only its share of the turns, as the job does (default: every turn)."""
     if config.claims_on:
         splitter_for(config)  # a claims file that cannot be used stops the run before any work
     llm_splitter = llm_claim_splitter(judge, config)
@@ -218,8 +219,9 @@ def score(turns: Iterable[Turn], judge: Judge | None, config: Config,
     report = ScoreReport(config=config, skipped=list(skipped), accumulator=MetricAccumulator(config, cap=cap))
     position = {t.turn_id: i for i, t in enumerate(turns)}
     structured = structure_turns(in_conversation_order(turns), config, skipped=report.skipped)
+    chosen = None if selection is None else (lambda st: selection.selected(st.turn_id))
     split = llm_splitter.split_turns if llm_splitter is not None else None
-    for scored in score_structured(structured, judge, split=split):
+    for scored in score_structured(structured, judge, chosen, split=split):
         report.scored.append(scored)
         report.accumulator.add(scored)  # type: ignore[union-attr]
     report.scored.sort(key=lambda s: position.get(s.turn_id, 0))
@@ -229,141 +231,3 @@ def score(turns: Iterable[Turn], judge: Judge | None, config: Config,
             report.judge_stats["claim_splitter"] = llm_splitter.stats()
         report.judge_name, report.judge_version = judge.name, judge.version
     return report
-
-
-STRUCTURAL_FIELDS = ("index", "text", "labels", "unknown_labels", "stale_labels", "check_worthy",
-                     "non_claim_reason", "attached")
-VERDICT_FIELDS = ("verdict", "supported_elsewhere_by", "judge", "judge_version", "score", "contradiction",
-                  "unjudged_reason")
-
-
-def sentence_record(v: SentenceVerdict) -> dict[str, Any]:
-    """A sentence verdict as flat fields: the one derivation the CLI's JSON and the warehouse's
-    `sentence_verdicts` rows are both made from (STRUCTURAL_FIELDS + VERDICT_FIELDS + `llm` +
-    `first_stage`, the cascade's first-stage outcome the review loop measures)."""
-    s, j = v.sentence, v.judgment
-    return {
-        "index": s.index,
-        "text": s.text,
-        "labels": list(s.labels),
-        "unknown_labels": list(s.unknown_labels),
-        "stale_labels": list(s.stale_labels),
-        "check_worthy": s.check_worthy,
-        "non_claim_reason": s.non_claim_reason,
-        "attached": s.attached,
-        "figures": [f.as_dict() for f in s.figures],
-        "verdict": v.verdict,
-        "supported_elsewhere_by": "+".join(v.supported_elsewhere_by) or None,
-        "judge": j.judge if j else None,
-        "judge_version": j.judge_version if j else None,
-        "score": j.score if j else None,
-        "contradiction": j.contradiction if j else None,
-        "unjudged_reason": j.unjudged_reason if j else None,
-        "llm": j.detail.get("llm") if j else None,
-        "first_stage": j.detail.get("first_stage") if j else None,
-    }
-
-
-def citation_records(v: SentenceVerdict) -> list[dict[str, Any]]:
-    """One record per citation marker of the sentence: its label, status (resolved / stale /
-    unknown), the judge's alone / rest answers and whether it is credited."""
-    s, j = v.sentence, v.judgment
-    stale, unknown = set(s.stale_labels), set(s.unknown_labels)
-    problems, unverified = dict(s.pointer_problems), dict(s.unverified)
-    return [{
-        "label": label,
-        "status": "stale" if label in stale else "unknown" if label in unknown else "resolved",
-        "check_worthy": s.check_worthy,
-        "alone": j.alone.get(label) if j else None,
-        "rest": j.rest.get(label) if j else None,
-        "credited": v.credited.get(label, False),
-        "pointer_problem": problems.get(label),
-        "unverified": unverified.get(label),
-    } for label in s.labels]
-
-
-def sentence_json(v: SentenceVerdict, *, judged: bool = True) -> dict[str, Any]:
-    """The CLI's JSON of one sentence (`sentence_record` plus credit and the judge's detail)."""
-    s, j = v.sentence, v.judgment
-    record = sentence_record(v)
-    out = {key: record[key] for key in STRUCTURAL_FIELDS}
-    out["figures"] = record["figures"]
-    out.update(duplicate_labels=list(s.duplicate_labels), markers_after_stop=s.markers_after_stop)
-    if s.pointer_problems or s.unverified:
-        out.update(pointer_problems=dict(s.pointer_problems), unverified=dict(s.unverified))
-    if not judged:
-        return out
-    out.update({key: record[key] for key in VERDICT_FIELDS}, credited=v.credited)
-    if j is not None:
-        out["alone"] = j.alone
-        out["rest"] = j.rest
-        if "llm" in j.detail:
-            out["llm"] = j.detail["llm"]
-        if j.detail.get("escalation"):
-            out["escalation"] = j.detail["escalation"]
-    return out
-
-
-def claim_records(scored: ScoredTurn, sentence_index: int) -> list[dict[str, Any]]:
-    """The claims of one sentence (SPEC §2.1): `{index, text, labels, verdict, credited, judge}`
-    (verdict `not_selected` outside the judged share); the CLI's `claims` and the warehouse's
-    `claim_verdicts` rows are made from these."""
-    st = scored.structured
-    sentence = st.sentences[sentence_index]
-    if st.claims is None or not sentence.check_worthy:
-        return []
-    decided = (scored.claims or {}).get(sentence_index, ())
-    out = []
-    for c, text in enumerate(st.claim_texts(sentence)):
-        v = decided[c] if c < len(decided) else None
-        j = v.judgment if v is not None else None
-        out.append({
-            "index": c,
-            "text": text,
-            "labels": list(sentence.labels),
-            "verdict": v.verdict if v is not None else NOT_SELECTED,
-            "credited": dict(v.credited) if v is not None else {label: False for label in sentence.labels},
-            "judge": j.judge if j else None,
-            "judge_version": j.judge_version if j else None,
-            "score": j.score if j else None,
-            "unjudged_reason": j.unjudged_reason if j else None,
-            "supported_elsewhere_by": "+".join(v.supported_elsewhere_by) or None if v is not None else None,
-            "alone": dict(j.alone) if j else {},
-            "rest": dict(j.rest) if j else {},
-            "unknown_labels": list(sentence.unknown_labels),
-            "stale_labels": list(sentence.stale_labels),
-        })
-    return out
-
-
-CLAIM_FIELDS = ("index", "text", "labels", "verdict", "credited", "judge")
-
-
-def turn_json(scored: ScoredTurn, *, judged: bool = True) -> dict[str, Any]:
-    st = scored.structured
-    sentences = [sentence_json(v, judged=judged) for v in scored.verdicts]
-    if st.claims is not None:  # a claims mode: each sentence's claims (`parse`: the split alone)
-        keys = CLAIM_FIELDS if judged else ("index", "text", "labels")
-        for out_sentence, v in zip(sentences, scored.verdicts, strict=True):
-            out_sentence["claims"] = [{k: c[k] for k in keys} for c in claim_records(scored, v.sentence.index)]
-    out: dict[str, Any] = {
-        "turn_id": st.turn_id,
-        "conversation_id": st.turn.conversation_id,
-        "question": st.turn.question,
-        "attributes": dict(st.turn.attributes),
-        "language": st.language,
-        "language_source": st.language_source,
-        "is_refusal": st.is_refusal,
-        "sentences": sentences,
-        "pointer_problems": [
-            {"document_index": p.document_index, "reason": p.reason, "cited_title": p.cited_title,
-             "recorded_title": p.recorded_title, "kind": p.kind, "label": p.label, "placed": p.placed}
-            for p in st.turn.pointer_problems
-        ],
-    }
-    counts = turn_counts(scored)
-    out["counts"] = full_counts(counts)
-    if judged:
-        out["selected"] = scored.selected
-        out["metrics"] = values(ratios(counts))
-    return out

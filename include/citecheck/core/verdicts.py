@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from citecheck.core.model import Judgment, Sentence
 from citecheck.core.vocabulary import (
     FAITHFUL_VERDICTS,
-    JUDGE_VERDICTS,
+    LLM_ONLY_VERDICTS,
     MISCITED,
     NOT_CHECK_WORTHY,
     NOT_SELECTED,
@@ -56,7 +56,7 @@ def decide(sentence: Sentence, judgment: Judgment | None, *, selected: bool = Tr
     resolved = sentence.resolved_labels
     if resolved and judgment.cited:
         verdict = SUPPORTED
-    elif resolved and judgment.verdict in JUDGE_VERDICTS:
+    elif resolved and judgment.verdict in LLM_ONLY_VERDICTS:
         verdict = judgment.verdict
     elif judgment.elsewhere:
         verdict = MISCITED if resolved else UNCITED_SUPPORTED

@@ -63,8 +63,8 @@ SUPPORTED_VERDICTS = (SUPPORTED, UNCITED_SUPPORTED)
 FAITHFUL_VERDICTS = (SUPPORTED, MISCITED, UNCITED_SUPPORTED)
 # Bad: rewrite or block at runtime, flagged in the report, a wrong source for a reader.
 BAD_VERDICTS = (CONTRADICTED, UNSUPPORTED, MISCITED)  # worst first
-# The verdicts only a judge's own reply can give a sentence with resolved citations (the LLM's).
-JUDGE_VERDICTS = (PARTIAL, CONTRADICTED)
+# The verdicts only the LLM judge's own reply gives a sentence with resolved citations (`verdicts.decide`).
+LLM_ONLY_VERDICTS = (PARTIAL, CONTRADICTED)
 # A context passage the sentence does not cite supports it: a re-cite suggestion, by kind.
 RECITE_KINDS = MappingProxyType({MISCITED: "miscited", UNCITED_SUPPORTED: "uncited"})
 

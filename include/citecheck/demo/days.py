@@ -20,6 +20,7 @@ from citecheck.demo.answers import Conversation, Sent, marker_turn, refusal_turn
 from citecheck.demo.dialogue import REFUSAL_QUESTIONS
 from citecheck.demo.judgments import ExpectedSentence, expected_sentence, judgment_rows
 from citecheck.demo.knowledge import BY_DOMAIN, PASSAGES, KBPassage
+from citecheck.demo.languages import language_turn
 from citecheck.demo.native import native_turn
 from citecheck.demo.providers import provider_turn
 from citecheck.demo.readers import sample_events
@@ -178,6 +179,19 @@ def provider_day_turns(seed: int, day: dt.date, count: int, change: StepChange |
     return out
 
 
+def language_day_turns(seed: int, day: dt.date, count: int) -> list[DayTurn]:
+    """`count` one-turn conversations starting on `day` in German, French, Spanish and Japanese
+    (`citecheck.demo.languages`), from their own random stream."""
+    rng = random.Random(f"citecheck-sample:{seed}:{day.isoformat()}:languages")
+    out: list[DayTurn] = []
+    for k in range(count):
+        conv_id = f"lang-{day:%Y%m%d}-{k:04d}"
+        moment = start_time(rng, day)
+        turn, sents = language_turn(rng, conv_id)
+        out.append(DayTurn(_identify(turn, conv_id, 1, moment), sents, moment))
+    return out
+
+
 def _malformed(seed: int, day: dt.date, count: int, change: StepChange | None) -> list[tuple[str, str, str]]:
     """(line, kind, time) for broken JSONL lines, each broken in one distinct way."""
     rng = random.Random(f"citecheck-sample:{seed}:{day.isoformat()}:malformed")
@@ -218,7 +232,8 @@ def _break(rng: random.Random, turn: dict[str, Any], kind: str) -> str:
 
 
 def generate(start: dt.date, days: int, turns_per_day: int = 300, seed: int = 0,
-             changes: Sequence[StepChange] | None = None, provider_turns: int = 0, topics: bool = False) -> Sample:
+             changes: Sequence[StepChange] | None = None, provider_turns: int = 0, topics: bool = False,
+             language_turns: int = 0) -> Sample:
     """Turns answered on `days` days from `start` (UTC), broken lines (~1%) and their judgments.
 
     `changes`: dated step changes of the citation habits; None = the bundled ones
@@ -226,6 +241,9 @@ def generate(start: dt.date, days: int, turns_per_day: int = 300, seed: int = 0,
     `provider_turns`: turns a day in the OpenAI, Cohere, Gemini and Anthropic PDF/custom-content
     formats, with their apps' pointer bugs (`citecheck.demo.providers`); 0 keeps the sample as it
     was recorded (tests/test_regroup_unchanged.py), any number leaves the other turns unchanged.
+    `language_turns`: turns a day answered in German, French, Spanish and Japanese
+    (`citecheck.demo.languages`); 0 keeps the sample as recorded, any number leaves the other turns
+    unchanged.
     `topics`: every turn gets a `topic` attribute (`citecheck.demo.topics`; no random draw, so
     nothing else changes).
     """
@@ -238,7 +256,8 @@ def generate(start: dt.date, days: int, turns_per_day: int = 300, seed: int = 0,
     for offset in range(-1, days):
         day = start + dt.timedelta(days=offset)
         for item in day_turns(seed, day, turns_per_day, change_on(day, changes)) + (
-                provider_day_turns(seed, day, provider_turns, change_on(day, changes)) if provider_turns else []):
+                provider_day_turns(seed, day, provider_turns, change_on(day, changes)) if provider_turns else []) + (
+                language_day_turns(seed, day, language_turns) if language_turns else []):
             if first <= item.moment < end:
                 built.append(item)
     built.sort(key=lambda t: (t.turn["answered_at"], t.turn["turn_id"]))

@@ -78,12 +78,44 @@ def write_judge(sample: Sample, path: str | Path, *, claims: bool = False) -> No
     Path(path).write_text(text + "\n", encoding="utf-8")
 
 
+# The lesson's four HR-style acceptance criteria (SPEC 5.1), written before the scores: every day
+# the job publishes is decided on them (`bin/demo` prints the decision; the report opens with it).
+# The topic scope needs the sample's `topic` attribute (`citecheck sample --topics`); without it
+# that criterion is no_data. The sample's assistants state wrong or unsourced figures on purpose
+# (about one attached sentence with figures in six), so the figure bounds start from that
+# baseline; the template change of 2026-11-30 pads citations with passages that support nothing.
+DEMO_CRITERIA = """
+[[criteria]]
+name = "no contradicted claims about pay, leave or termination"
+metric = "contradicted_rate"
+where = { topic = ["pay", "leave", "termination"] }
+max = 0.0
+answers = true
+
+[[criteria]]
+name = "numbers and dates traceable to a cited passage"
+metric = "untraced_figure_rate"
+max = 0.25
+
+[[criteria]]
+name = "citations fully support their claims"
+metric = "citation_precision"
+min = 0.7
+on = "interval"
+
+[[criteria]]
+name = "figures never uncited"
+metric = "uncited_figure_rate"
+max = 0.25
+"""
+
+
 def config_toml(*, claims: bool = False) -> str:
-    """A run configuration for the sample: its refusal sentences as check-worthiness rules;
-    `claims`: the rule claim splitter on (`[claims] mode = "rules"`)."""
+    """A run configuration for the sample: its refusal sentences as check-worthiness rules, the
+    demo's acceptance criteria; `claims`: the rule claim splitter on (`[claims] mode = "rules"`)."""
     quoted = ", ".join(json.dumps(r, ensure_ascii=False) for r in REFUSAL_SENTENCES)
     text = f"# Configuration for the bundled sample data.\n[check_worthiness]\nrefusals = [{quoted}]\n"
-    return text + ('\n[claims]\nmode = "rules"\n' if claims else "")
+    return text + ('\n[claims]\nmode = "rules"\n' if claims else "") + DEMO_CRITERIA
 
 
 def sample_config() -> Config:

@@ -11,6 +11,7 @@ from citecheck.core.vocabulary import MISCITED, NOT_CHECK_WORTHY, SUPPORTED, UNC
 from citecheck.demo.answers import Sent
 from citecheck.demo.dialogue import OFFERS, REFUSAL_SENTENCES, USER_QUESTIONS
 from citecheck.demo.knowledge import JOINT_KEYS, JOINTS, PASSAGES, SINGLE_KEYS, label_key
+from citecheck.demo.languages import language_statements
 from citecheck.demo.native import pointer_ok
 
 if TYPE_CHECKING:
@@ -145,7 +146,8 @@ def _all_rows() -> tuple[tuple[str, tuple[str, ...], tuple[tuple[str, ...], ...]
             rows.append((joint.text((a, b)), (), (tuple(sorted((f"S{a}", f"S{b}"), key=label_key)),)))
     with_bare = rows + [(t.rstrip("."), s, j) for t, s, j in rows if t.endswith(".")]
     fixed = [(t, (), ()) for t in REFUSAL_SENTENCES + OFFERS + USER_QUESTIONS]
-    return tuple(with_bare + fixed)
+    languages = [(t, support, ()) for t, support in language_statements()]
+    return tuple(with_bare + fixed + languages)
 
 
 def full_judge_spec() -> dict[str, Any]:

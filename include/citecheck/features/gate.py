@@ -95,10 +95,12 @@ def gate_files(candidate_path: str | Path, criteria_path: str | Path, base_path:
             "criteria_file": str(criteria_path), **out}
 
 
-def format_gate(result: Mapping[str, Any]) -> str:
-    """One line per criterion and the release decision, for a CI log."""
+def format_gate(result: Mapping[str, Any], heading: str = "release decision") -> str:
+    """One line per criterion and the decision (`heading`: what is decided), for a CI log; also
+    prints a published day's `criteria_results` (`citecheck metrics`)."""
     lines = []
     for line in result["criteria"]:
+        line = {**line, "on": line.get("on", line.get("on_rule"))}
         value = "null" if line["value"] is None else f"{line['value']:.3f}"
         span = "" if line["ci_low"] is None else f" [{line['ci_low']:.3f}, {line['ci_high']:.3f}]"
         bound = "" if line["bound_kind"] is None else f", {line['bound_kind']} {line['bound']:g} on {line['on']}"
@@ -115,10 +117,10 @@ def format_gate(result: Mapping[str, Any]) -> str:
                 limits = ", ".join(f"{k} {versus[k]:g}" for k in ("max_drop", "max_rise") if versus[k] is not None)
                 base = "null" if versus["base"] is None else f"{versus['base']:.3f}"
                 text += f"; vs base {base}: {diff}{vspan} ({limits}, {versus['pairs']} pairs)"
-        if line["failing_answers"]:
+        if line.get("failing_answers"):
             text += f"; {line['failing_answers']} answer(s) failing"
         lines.append(text)
-    lines.append(f"release decision: {result['decision']}")
+    lines.append(f"{heading}: {result['decision']}")
     return "\n".join(lines)
 
 

@@ -203,11 +203,32 @@ def as_monitor_settings(settings: Any) -> MonitorSettings:
     return monitor_settings(settings if isinstance(settings, Config) else settings.config)
 
 
+CRITERION_SLICE = "criterion"  # the slice name of a failed acceptance criterion's alert
+
+
+def criteria_alerts(criteria_rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One alert per acceptance criterion the day failed (SPEC 5.1; `criteria_results` rows): the
+    metric, the criterion as its slice, the bound as the baseline, the day's value."""
+    out = []
+    for c in criteria_rows:
+        if c["decision"] != "fail" or c["value"] is None or c["bound"] is None:
+            continue
+        on = "its whole 95% interval" if c["on_rule"] == "interval" else "its value"
+        out.append({"metric": c["metric"], "slice_name": CRITERION_SLICE, "slice_value": c["criterion"],
+                    "averaging": c["averaging"], "baseline": c["bound"], "value": c["value"],
+                    "direction": "down" if c["bound_kind"] == "min" else "up", "size": c["value"] - c["bound"],
+                    "rule": f"acceptance criterion {c['criterion']!r} failed: {on} is beyond "
+                            f"{c['bound_kind']} {c['bound']:g} (scope {c['scope']})"})
+    return out
+
+
 def assess_day(day: dt.date, run_id: str, rows: Sequence[Mapping[str, Any]], history_days: Sequence[dt.date],
-               ms: MonitorSettings) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+               ms: MonitorSettings, criteria_rows: Sequence[Mapping[str, Any]] = ()
+               ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """(alerts, stats) of the published `day` against its history: `rows` are the published metric
-    rows (`citecheck.warehouse.published.metric_rows`) of `history_days` and of the day, for the
-    monitored metrics and averagings. Pure: the job's monitor step reads and stores."""
+    rows (`citecheck.warehouse.read_model.metric_rows`) of `history_days` and of the day, for the
+    monitored metrics and averagings; `criteria_rows`: the day's `criteria_results` (a failed
+    criterion alerts, whatever the history). Pure: the job's monitor step reads and stores."""
     by_day: dict[dt.date, dict[tuple[str, str, str, str], Mapping[str, Any]]] = {d: {} for d in (*history_days, day)}
     for row in rows:
         if row["day"] in by_day:
@@ -230,8 +251,10 @@ def assess_day(day: dt.date, run_id: str, rows: Sequence[Mapping[str, Any]], his
     elif len(history_days) < ms.min_history:
         reason = (f"too little history: {len(history_days)} published day(s) before {day}, the monitor needs "
                   f"{ms.min_history}; no alerts")
-    alerts = group_alerts(alerts)
+    failed = criteria_alerts(criteria_rows)
+    alerts = group_alerts([*alerts, *failed])
     stats = {"day": day.isoformat(), "run_id": run_id, "history_days": len(history_days),
+             "criteria_failed": len(failed),
              "history_from": history_days[0].isoformat() if history_days else None, "series_checked": len(today),
              "alerts": len(alerts), "alert_groups": len({a["group_id"] for a in alerts}),
              "outcomes": dict(sorted(outcomes.items())), "reason": reason}

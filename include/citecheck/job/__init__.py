@@ -47,13 +47,14 @@ from citecheck.job.steps import (
 )
 from citecheck.warehouse.freshness import PublishedDay, published_days
 from citecheck.warehouse.locks import DayLocked
-from citecheck.warehouse.published import day_metrics, published_config_hash
+from citecheck.warehouse.read_model import day_metrics, published_config_hash
 
 __all__ = [
     "DEFAULT_JUDGE_SPEC",
     "STEP_NAMES",
     "BackfillReport",
     "DayLocked",
+    "DayOutcome",
     "DayRun",
     "JobSettings",
     "RunFailed",
@@ -172,6 +173,27 @@ class BackfillReport:
     reasons: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class DayOutcome:
+    """What a backfill did with one day: `outcome` is "published" (it ran and published, as
+    `run_id`), "failed_validation" (it ran; nothing of it was published) or "up_to_date" (it did
+    not run; `run_id` is the run the day stays published with); `reason`: why it ran (`rerun_reason`)
+    or why it did not."""
+
+    day: dt.date
+    outcome: str
+    reason: str
+    run_id: str | None
+
+    def line(self) -> str:
+        """The outcome as one line a person reads."""
+        if self.outcome == "published":
+            return f"{self.day}  published by run {self.run_id} · ran because: {self.reason}"
+        if self.outcome == "failed_validation":
+            return f"{self.day}  failed validation, nothing of it published · ran because: {self.reason}"
+        return f"{self.day}  skipped: {self.reason}"
+
+
 def rerun_reason(published_day: PublishedDay | None, config_hash: str, *, force: bool = False) -> str | None:
     """Why a day must be (re)published with a run of `config_hash`, or None when it is up to
     date: not published, published with another configuration, or stale (turns or reader events
@@ -179,7 +201,7 @@ def rerun_reason(published_day: PublishedDay | None, config_hash: str, *, force:
     if force:
         return "forced"
     if published_day is None:
-        return "not published"
+        return "not published yet"
     if published_day.config_hash != config_hash:
         return f"published with config {published_day.config_hash}, this run's is {config_hash}"
     if published_day.stale:
@@ -202,10 +224,10 @@ def restate_window(last_day: dt.date, restate_days: int) -> list[dt.date]:
 
 def backfill(engine: Engine, days: Iterable[dt.date], settings: JobSettings, *, force: bool = False,
              on_failure: Callable[[dt.date, ValidationFailed], None] | None = None,
-             on_day: Callable[[dt.date, str, str], None] | None = None) -> BackfillReport:
+             on_day: Callable[[DayOutcome], None] | None = None) -> BackfillReport:
     """Run each day that is not published with these settings, or is stale (`rerun_reason`; all
     of them with `force`); a day that fails validation is reported and the backfill goes on.
-    `on_day(day, "ran" | "skipped" | "failed", reason)` hears of each day as it is decided."""
+    `on_day(DayOutcome)` hears what happened to each day as soon as it is decided."""
     report = BackfillReport()
     for day in days:
         state = published_days(engine, [day], settings.config.timezone).get(day)
@@ -219,19 +241,19 @@ def backfill(engine: Engine, days: Iterable[dt.date], settings: JobSettings, *, 
                 reason += f"; its run had stopped after the publish commit: completed {', '.join(steps)}"
             report.reasons[day.isoformat()] = reason
             if on_day is not None:
-                on_day(day, "skipped", reason)
+                on_day(DayOutcome(day, "up_to_date", reason, state.run_id if state else None))
             continue
         report.reasons[day.isoformat()] = reason
         try:
-            run_day(engine, day, settings)
+            result = run_day(engine, day, settings)
         except ValidationFailed as exc:
             report.failed_validation.append(day.isoformat())
             if on_failure is not None:
                 on_failure(day, exc)
             if on_day is not None:
-                on_day(day, "failed", reason)
+                on_day(DayOutcome(day, "failed_validation", reason, None))
             continue
         report.published.append(day.isoformat())
         if on_day is not None:
-            on_day(day, "ran", reason)
+            on_day(DayOutcome(day, "published", reason, result["run_id"]))
     return report

@@ -17,6 +17,7 @@ from sqlalchemy.engine import Engine
 
 from citecheck.core.config import Config, load_config
 from citecheck.core.criteria import Criteria, CriteriaError, load_criteria_file, parse_criteria
+from citecheck.core.selection import Selection
 from citecheck.job.validation import DEFAULT_MIN_TURNS, min_turns_setting
 from citecheck.judges import judge_from_spec, read_judge_file
 
@@ -69,6 +70,11 @@ class JobSettings:
         return spec
 
     @property
+    def selection(self) -> Selection:
+        """The judged share of the day's turns and its shards (`citecheck.core.selection`)."""
+        return Selection(self.nli_share, self.salt, self.shards)
+
+    @property
     def run_config_hash(self) -> str:
         """A short hash of everything the output depends on: the scoring rules' hash, the
         effective judge, the judged share, the salt and the unjudged limit. Stored in the
@@ -89,7 +95,20 @@ def check_step_sections(config: Config) -> None:
 
     monitor_settings(config)
     configured_trend_days(config)
+    check_claims_mode(config)
 
+
+def check_claims_mode(config: Config) -> None:
+    """The daily job splits claims in the `rules` and `recorded` modes (a recorded file is read and
+    checked here, before extract); the `llm` mode splits in `citecheck score` only, so a job
+    configured with it is refused rather than run with every sentence left whole."""
+    from citecheck.core.claims import ClaimsError, splitter_for
+
+    if config.claims_mode == "llm":
+        raise ClaimsError('claims.mode = "llm" splits in `citecheck score`; the daily job splits with "rules" or '
+                          '"recorded" (a file of splits, e.g. written from a scored run)')
+    if config.claims_on:
+        splitter_for(config)
 
 PARAMS = tuple(f.name for f in fields(JobSettings) if f.name not in ("judge_spec", "config", "criteria"))
 

@@ -22,16 +22,16 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from citecheck.core import pipeline
+from citecheck.core import pipeline, records
+from citecheck.core.criteria import CriteriaEvaluator, overall_decision
 from citecheck.core.metrics import MetricAccumulator, SliceCap, full_counts
+from citecheck.core.repairs import input_repairs, language_repairs, repair_totals
 from citecheck.core.structural import ConversationHistory
 from citecheck.core.turns import turns_from_dicts
-from citecheck.core.verdicts import SentenceVerdict, evidence_windows
 from citecheck.features.suggestions import build_suggestions
 from citecheck.job.settings import JobSettings, build_judge
 from citecheck.job.validation import validate_day
-from citecheck.stats.sampling import sample_fraction
-from citecheck.warehouse import alerts, locks, published, reports, runs, source, staging
+from citecheck.warehouse import alerts, locks, read_model, reports, runs, source, staging
 from citecheck.warehouse import tables as T
 from citecheck.warehouse.publish import publish_day
 from citecheck.warehouse.serialize import jsonable
@@ -87,16 +87,6 @@ def take_day(run: DayRun) -> tuple[int, list[str]]:
         reason=f"abandoned: stopped without finishing; found by run {run.run_id}")
 
 
-def shard_of(conversation_id: str, shards: int) -> int:
-    """The NLI shard of a conversation (all its turns judge together, so the cache is warm)."""
-    return int(sample_fraction(conversation_id, salt="shard") * shards)
-
-
-def is_selected(turn_id: str, settings: JobSettings) -> bool:
-    """Whether a turn is in the judged share (deterministic per turn id and salt)."""
-    return sample_fraction(turn_id, salt=settings.salt) < settings.nli_share
-
-
 def _timed(run: DayRun, step: str, started: float) -> None:
     runs.record_timing(run.engine, run.run_id, step, time.perf_counter() - started)
 
@@ -115,13 +105,13 @@ def extract(run: DayRun) -> dict[str, Any]:
 
 @holds_day
 def structural(run: DayRun) -> dict[str, Any]:
-    """Parse and check every turn of the day; stage structured turns and skips.
+    """Parse and check every turn of the day; write the structured turns and skips to staging.
 
     Streams in chunks with flat memory: the extract is ordered by conversation, so the history
     holds the conversations of the current chunk only (plus their labels from before the day,
     fetched per chunk), and staged rows and skips are written chunk by chunk.
     """
-    cfg, settings = run.settings.config, run.settings
+    cfg, selection = run.settings.config, run.settings.selection
     started = time.perf_counter()
     staging.reset(run.engine, run.run_id, (T.stage_turns, T.stage_skipped))
     history = ConversationHistory()
@@ -138,9 +128,11 @@ def structural(run: DayRun) -> dict[str, Any]:
             turns, skipped = turns_from_dicts(batch, cfg.max_answer_chars)
             repairs.update(input_repairs(batch, turns, cfg))
             staged = []
-            for st in pipeline.structure_turns(turns, cfg, history, skipped):
-                selected = is_selected(st.turn_id, settings)
-                shard = shard_of(st.turn.conversation_id, settings.shards)
+            built = list(pipeline.structure_turns(turns, cfg, history, skipped))
+            repairs.update(language_repairs(built))
+            for st in built:
+                selected = selection.selected(st.turn_id)
+                shard = selection.shard(st.turn.conversation_id)
                 if selected:
                     shards_used.add(shard)
                     counts["turns_selected"] += 1
@@ -152,29 +144,10 @@ def structural(run: DayRun) -> dict[str, Any]:
                 open_conversation = turns[-1].conversation_id
             history.keep_only(open_conversation)
     counts["turns_scored"] = counts["turns_read"] - counts["turns_skipped"]
-    repaired = {"replaced_characters": 0, "zoneless_timestamps": 0, "malformed_markers": 0, **repairs}
+    repaired = repair_totals(repairs)
     runs.record_stats(run.engine, run.run_id, {"input_repairs": repaired})
     _timed(run, "structural", started)
     return {**counts, "shards": sorted(shards_used), "input_repairs": repaired}
-
-
-def input_repairs(rows: Sequence[Mapping[str, Any]], turns: Sequence[Any], config: Any) -> Counter[str]:
-    """What the input needed and got, for a chunk of the day: characters the load replaced (NUL,
-    lone surrogates → U+FFFD), timestamps without a zone (per zone assumed: `zoneless_timestamps`
-    and `assumed_zone:<zone>`), and markers opened but never closed in the scored answers."""
-    from citecheck.core.parsing import malformed_markers
-
-    out: Counter[str] = Counter()
-    for row in rows:
-        repairs = row.get("input_repairs") or {}
-        out["replaced_characters"] += int(repairs.get("replaced_characters") or 0)
-        if zone := repairs.get("assumed_zone"):
-            out["zoneless_timestamps"] += 1
-            out[f"assumed_zone:{zone}"] += 1
-    for turn in turns:
-        if turn.answer_format == "markers":  # a native format's citations are structured, not typed
-            out["malformed_markers"] += malformed_markers(turn.answer, config)
-    return out
 
 
 @holds_day
@@ -201,7 +174,7 @@ def escalate(run: DayRun) -> dict[str, Any]:
     started = time.perf_counter()
     cascade = build_judge(run.engine, run.settings, run.run_id, stage="all",
                           anthropic_api_key=run.anthropic_api_key)
-    staging.drop_judgments(run.engine, run.run_id, stage=staging.FINAL)
+    staging.drop_judgments(run.engine, run.run_id, judge_stage=staging.FINAL)
     items, firsts = [], []
     for batch in staging.staged_turns(run.engine, run.run_id, selected_only=True, chunk=ESCALATE_CHUNK):
         span = (batch[0][0].turn_id, batch[-1][0].turn_id)
@@ -240,11 +213,14 @@ def _is_number(value: Any) -> bool:
 @holds_day
 def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalation: Mapping[str, Any]
               ) -> dict[str, Any]:
-    """Decide every verdict, stage sentence and citation rows, compute the day's metric rows."""
+    """Decide every verdict, write sentence and citation rows to staging, compute the day's metric rows."""
     started = time.perf_counter()
     staging.reset(run.engine, run.run_id, (T.stage_sentence_verdicts, T.stage_citation_verdicts,
-                                           T.stage_daily_metrics, T.stage_recite_suggestions))
+                                           T.stage_daily_metrics, T.stage_recite_suggestions,
+                                           T.stage_claim_verdicts, T.stage_claim_citation_verdicts,
+                                           T.stage_criteria_results, T.stage_answer_decisions))
     acc = MetricAccumulator(run.settings.config, cap=slice_cap(run))
+    criteria = CriteriaEvaluator(run.settings.criteria)
     judge_versions: set[str] = set()
     with run.engine.connect() as conn:  # no reader event for the day at all: its reader metrics are null
         reader_logged = source.day_has_reader_events(conn, run.day, run.settings.config.timezone)
@@ -258,30 +234,54 @@ def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalatio
         sentence_rows: list[dict[str, Any]] = []
         citation_rows: list[dict[str, Any]] = []
         suggestion_rows: list[dict[str, Any]] = []
+        claim_rows: list[dict[str, Any]] = []
+        link_rows: list[dict[str, Any]] = []
         for st, selected in batch:
             scored = pipeline.decide_turn(st, judgments, selected=selected, reader_events=tuple(
                 events.get(st.turn_id, ())) if reader_logged else None)
             acc.add(scored)
+            criteria.add(scored)
             for v in scored.verdicts:
                 if v.judgment is not None and v.judgment.judge_version:
                     judge_versions.add(f"{v.judgment.judge}:{v.judgment.judge_version}")
-                sentence_rows.append(sentence_row(run, st.turn.conversation_id, st.turn_id, v))
-                citation_rows.extend({"run_id": run.run_id, "day": run.day, "turn_id": st.turn_id,
-                                      "sentence_index": v.sentence.index, **c} for c in pipeline.citation_records(v))
-                suggestion_rows.extend({"run_id": run.run_id, "day": run.day, **r}
-                                       for r in build_suggestions(st.turn_id, v, st.turn.context))
-        staging.stage_verdict_rows(run.engine, sentence_rows, citation_rows)
-        staging.stage_rows(run.engine, T.stage_recite_suggestions, suggestion_rows)
+                sentence_rows.append(records.sentence_row(v, st.turn_id, st.turn.conversation_id, st.language,
+                                                          st.language_source))
+                citation_rows.extend(records.citation_rows(v, st.turn_id))
+                suggestion_rows.extend(build_suggestions(st.turn_id, v, st.turn.context))
+            claims, links = records.claim_rows(scored)  # a claims mode's claims and links (none otherwise)
+            claim_rows.extend(claims)
+            link_rows.extend(links)
+        staging.stage_verdict_rows(run.engine, run.run_id, run.day, sentence_rows, citation_rows, claim_rows,
+                                   link_rows)
+        staging.stage_rows(run.engine, T.stage_recite_suggestions, suggestion_rows, run.run_id, run.day)
     now = dt.datetime.now(dt.UTC)
-    metric_rows = [{"run_id": run.run_id, "day": run.day, **row, "computed_at": now} for row in acc.rows()]
-    staging.stage_rows(run.engine, T.stage_daily_metrics, metric_rows)
+    metric_rows = [{**row, "computed_at": now} for row in acc.rows()]
+    staging.stage_rows(run.engine, T.stage_daily_metrics, metric_rows, run.run_id, run.day)
+    decision = stage_decisions(run, criteria)
     counts = full_counts(acc.counts())
     versions = ",".join(sorted(judge_versions))[:T.JUDGE_VERSIONS_CHARS]
     runs.record_judged(run.engine, run.run_id, judge_stats=jsonable(merge_judge_stats(shard_results, escalation)),
                        counts=counts, judge_versions=versions)
     _timed(run, "aggregate", started)
-    return {"metric_rows": len(metric_rows), "judge_versions": versions, **{k: counts[k] for k in (
+    return {"metric_rows": len(metric_rows), "judge_versions": versions, "decision": decision,
+            **{k: counts[k] for k in (
         "answers", "check_worthy_sentences", "judged_sentences", "unjudged_sentences", "selected_sentences")}}
+
+
+def stage_decisions(run: DayRun, criteria: CriteriaEvaluator) -> str | None:
+    """Stage the day's criteria results and failing answers (published with the day, SPEC 5.1);
+    returns the day's decision (None: no criteria configured)."""
+    if not criteria.criteria:
+        return None
+    key = {"criteria_hash": criteria.criteria.hash}
+    results = criteria.results()
+    staging.stage_rows(run.engine, T.stage_criteria_results, [
+        {**key, **{("on_rule" if k == "on" else k): v for k, v in r.as_dict().items() if k != "criterion"},
+         "criterion": r.criterion.name} for r in results], run.run_id, run.day)
+    staging.stage_rows(run.engine, T.stage_answer_decisions, [
+        {**key, "turn_id": turn_id, "criteria_failed": names} for turn_id, names in criteria.failing_answers().items()],
+        run.run_id, run.day)
+    return overall_decision(r.decision for r in results)
 
 
 def slice_cap(run: DayRun) -> SliceCap:
@@ -294,18 +294,6 @@ def slice_cap(run: DayRun) -> SliceCap:
     cap.log_cuts()
     runs.record_stats(run.engine, run.run_id, {"slices_cut": {k: dict(v) for k, v in cap.cut.items()}})
     return cap
-
-
-def sentence_row(run: DayRun, conversation_id: str, turn_id: str, v: SentenceVerdict) -> dict[str, Any]:
-    """A `sentence_verdicts` row: `pipeline.sentence_record` keyed by the run and the day."""
-    record = pipeline.sentence_record(v)
-    fields = {k: record[k] for k in (*pipeline.STRUCTURAL_FIELDS, *pipeline.VERDICT_FIELDS) if k != "index"}
-    reason = fields.pop("unjudged_reason") or record["non_claim_reason"]
-    llm, first = record["llm"], record["first_stage"]
-    return {"run_id": run.run_id, "day": run.day, "turn_id": turn_id, "sentence_index": v.sentence.index,
-            "conversation_id": conversation_id, **fields, "reason": reason,
-            "llm": jsonable(llm) if llm else None, "first_stage": jsonable(first) if first else None,
-            "best_windows": evidence_windows(v)}
 
 
 @holds_day
@@ -344,7 +332,7 @@ def publish(run: DayRun) -> dict[str, int]:
     status = runs.run_status(run.engine, run.run_id)
     with run.engine.connect() as conn:
         if status == "published" and not staging.has_staging(conn, run.run_id):
-            return published.published_row_counts(conn, run.day)
+            return read_model.published_row_counts(conn, run.day)
     return _publish_staged(run, status)
 
 
@@ -373,10 +361,11 @@ def monitor_day(engine: Engine, day: dt.date, run_id: str, settings: Any) -> dic
     from citecheck.features.monitor import as_monitor_settings, assess_day
 
     ms = as_monitor_settings(settings)
-    history = published.published_days_before(engine, day, ms.history_days)
-    rows = published.metric_rows(engine, history[0] if history else day, day, days=[*history, day],
+    history = read_model.published_days_before(engine, day, ms.history_days)
+    rows = read_model.metric_rows(engine, history[0] if history else day, day, days=[*history, day],
                                  metrics=ms.metrics, averaging=ms.averaging)
-    day_alerts, stats = assess_day(day, run_id, rows, history, ms)
+    decision = read_model.day_decision(engine, day)
+    day_alerts, stats = assess_day(day, run_id, rows, history, ms, decision["criteria"] if decision else ())
     alerts.replace_alerts(engine, day, run_id, day_alerts)
     runs.record_monitor(engine, run_id, stats)
     return stats
@@ -416,6 +405,7 @@ def record_run(run: DayRun, published_rows: Mapping[str, int]) -> dict[str, Any]
 
 STEP_NAMES = ("extract", "structural", "judge_shard", "escalate", "aggregate", "validate", "publish", "monitor",
               "report", "record_run")
+AFTER_PUBLISH = STEP_NAMES[STEP_NAMES.index("publish") + 1:]  # marked in `runs.completed_steps`
 
 
 def _call_directly(_name: str, step: StepCall, *args: Any) -> Any:
@@ -445,7 +435,7 @@ def complete_published(run: DayRun) -> dict[str, Any]:
     day is published with): take the day, remove leftover staging, and run the steps after the
     commit it has not completed (`runs.missing_after_publish`), so the report and alerts match the
     rows. Returns the steps it completed (none when the run had finished)."""
-    missing = runs.missing_after_publish(run.engine, run.run_id)
+    missing = runs.missing_after_publish(run.engine, run.run_id, AFTER_PUBLISH)
     if not missing:
         return {"run_id": run.run_id, "completed": []}
     generation, _ = take_day(run)
@@ -455,7 +445,7 @@ def complete_published(run: DayRun) -> dict[str, Any]:
     for name in missing:
         if name == "record_run":
             with run.engine.connect() as conn:
-                out[name] = record_run(run, published.published_row_counts(conn, run.day))
+                out[name] = record_run(run, read_model.published_row_counts(conn, run.day))
         else:
             out[name] = {"monitor": monitor, "report": report}[name](run)
     return out

@@ -12,12 +12,13 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from citecheck.core import alert_groups as groups
-from citecheck.core.metrics import AGREEMENT, NATIVE, READERS, REPORT_TILE_METRICS, SLICES, in_report
+from citecheck.core.metrics import AGREEMENT, NATIVE, READERS, REPORT_TILE_METRICS, SLICES, UNCHECKED, in_report
+from citecheck.core.records import split_labels
 from citecheck.core.text import find_span
 from citecheck.core.vocabulary import BAD_VERDICTS
 from citecheck.judges.llm.verify import verified_quotes
 from citecheck.judges.nli.settings import is_chunk_version
-from citecheck.warehouse import published, source
+from citecheck.warehouse import read_model, source
 from citecheck.warehouse import tables as T
 
 # what each section shows: the registry's `report` field (`core.metrics.definitions`)
@@ -25,6 +26,7 @@ SLICE_METRICS = in_report(SLICES)
 AGREEMENT_METRICS = in_report(AGREEMENT)
 NATIVE_METRICS = in_report(NATIVE)
 READER_METRICS = in_report(READERS)
+UNCHECKED_METRICS = in_report(UNCHECKED)  # unjudged sentences, then each reason counted apart
 POINTER_PROBLEM_PREFIX = "pointer_problem_rate_"
 MICRO = ("micro",)  # the report charts micro rows (pooled sentences)
 
@@ -69,6 +71,23 @@ class ReportData:
     interval_columns: tuple[str, ...] = ()
     native: list[dict[str, Any]] = field(default_factory=list)  # native-citation metrics with a count
     pointer_problems: list[dict[str, Any]] = field(default_factory=list)  # by kind, most frequent first
+    # a claims mode: the day's partially supported sentences with their claims (the claims panel)
+    partially_supported: list[dict[str, Any]] = field(default_factory=list)
+    unchecked: list[dict[str, Any]] = field(default_factory=list)  # what could not be checked and why
+
+    @property
+    def unchecked_other(self) -> float:
+        """Unjudged sentences for a reason without a metric of its own (judge errors, budget …)."""
+        rows = {r["metric"]: r for r in self.unchecked}
+        total = (rows.get("unjudged_rate") or {}).get("numerator") or 0
+        return total - sum(r["numerator"] or 0 for m, r in rows.items() if m != "unjudged_rate")
+
+    decision: dict[str, Any] | None = None  # the day's acceptance decision (`read_model.day_decision`), if any
+
+    @property
+    def flagged_ids(self) -> set[tuple[str, int]]:
+        """(turn, sentence) of the flagged sentences shown: the failing answers link to them."""
+        return {(f.row["turn_id"], f.row["sentence_index"]) for f in self.flagged}
 
     @property
     def day_rows(self) -> dict[str, Mapping[str, Any]]:
@@ -100,31 +119,35 @@ def gather(engine: Engine, day: dt.date, trend_days: int = 28, *, flagged_limit:
     if trend_days < 1:
         raise ReportError(f"--days must be at least 1 (got {trend_days})")
     day_from = day - dt.timedelta(days=trend_days - 1)
-    today = published.metric_rows(engine, day, day, averaging=MICRO, slice_name="all")
+    today = read_model.metric_rows(engine, day, day, averaging=MICRO, slice_name="all")
     if not today:
         raise ReportError(f"no published metrics for {day.isoformat()}: run the job for that day first")
     by_metric = {r["metric"]: r for r in today}
     native, pointer_problems = native_rows(today)
-    flagged = published.flagged_sentences(engine, day, BAD_VERDICTS, flagged_limit)
+    flagged = read_model.flagged_sentences(engine, day, BAD_VERDICTS, flagged_limit)
     passages = source.passages_by_label(engine, (r["turn_id"] for r in flagged))
     return ReportData(
         day=day,
         trend_days=trend_days,
-        run=published.published_run(engine, day),
+        run=read_model.published_run(engine, day),
         headline=[by_metric[m] for m in REPORT_TILE_METRICS if m in by_metric],
         all_metrics=today,
-        history=published.metric_rows(engine, day_from, day, averaging=MICRO,
+        history=read_model.metric_rows(engine, day_from, day, averaging=MICRO,
                                       metrics=(*REPORT_TILE_METRICS, *AGREEMENT_METRICS), slice_name="all"),
-        slices=published.metric_rows(engine, day, day, averaging=MICRO, metrics=SLICE_METRICS, exclude_slice="all"),
+        slices=read_model.metric_rows(engine, day, day, averaging=MICRO, metrics=SLICE_METRICS, exclude_slice="all"),
         agreement=[by_metric[m] for m in AGREEMENT_METRICS if m in by_metric],
         reader=[by_metric[m] for m in READER_METRICS if m in by_metric],
         flagged=[FlaggedSentence(r, evidence_for(r, passages.get(r["turn_id"], {}))) for r in flagged],
-        alerts=published.alerts_between(engine, day, day),
-        suggestions=published.day_suggestions(engine, day),
-        judge_quality=published.judge_quality_for(engine, day),
+        alerts=read_model.alerts_between(engine, day, day),
+        suggestions=read_model.day_suggestions(engine, day),
+        judge_quality=read_model.judge_quality_for(engine, day),
         interval_columns=T.METRIC_INTERVAL_COLUMNS,
         native=native,
         pointer_problems=pointer_problems,
+        partially_supported=read_model.partially_supported_sentences(engine, day, flagged_limit)
+        if "claim_recall" in by_metric else [],
+        unchecked=[by_metric[m] for m in UNCHECKED_METRICS if m in by_metric],
+        decision=read_model.day_decision(engine, day),
     )
 
 
@@ -134,8 +157,8 @@ def evidence_for(row: Mapping[str, Any], passages: Mapping[str, Mapping[str, Any
     (with chunk premises its best chunk: most or all of the passage, SPEC §4)."""
     unknown = set(row.get("unknown_labels") or ())
     cited = [(label, "cited") for label in row.get("labels") or () if label not in unknown]
-    elsewhere = [(label, "supports") for label in (row.get("supported_elsewhere_by") or "").split("+")
-                 if label and label not in dict(cited)]
+    elsewhere = [(label, "supports") for label in split_labels(row.get("supported_elsewhere_by"))
+                 if label not in dict(cited)]
     quotes = verified_quotes(row.get("llm"))
     windows = row.get("best_windows") or {}
     nli_kind = "NLI best chunk" if is_chunk_version(row.get("judge_version")) else "NLI best window"

@@ -31,8 +31,8 @@ from typing import Any
 
 DEFAULT_SALT = "citecheck-review-v1"
 # What a reviewer reads and fills, in column order; the last two are theirs.
-EXPORT_FIELDS = ("item_id", "day", "question", "answer", "sentence", "cited_labels", "cited_passages",
-                 "other_passages", "label", "citation_labels")
+EXPORT_FIELDS = ("item_id", "day", "question", "answer", "sentence", "untraced_figures", "cited_labels",
+                 "cited_passages", "other_passages", "label", "citation_labels")
 FORMATS = ("csv", "jsonl")
 
 
@@ -132,19 +132,23 @@ def cited_labels(row: Mapping[str, Any]) -> list[str]:
     return seen
 
 
-def export_records(items: Sequence[Mapping[str, Any]], sentences: Mapping[tuple[str, int], str],
+def export_records(items: Sequence[Mapping[str, Any]], sentences: Mapping[tuple[str, int], Mapping[str, Any]],
                    turns: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """One blind record per item: the texts a reviewer needs, empty `label`/`citation_labels`."""
+    """One blind record per item: the texts a reviewer needs (with the sentence's figures that its
+    cited passages do not state, a structural fact to check, not a verdict), empty
+    `label`/`citation_labels`."""
     records = []
     for item in items:
         turn = turns.get(item["turn_id"], {})
+        sentence = sentences.get((item["turn_id"], item["sentence_index"])) or {}
         passages = list(turn.get("passages", []))
         cited = list(item["cited_labels"])
         day = item["day"]
         records.append({
             "item_id": item["item_id"], "day": day.isoformat() if isinstance(day, dt.date) else day,
             "question": turn.get("question") or "", "answer": turn.get("answer") or "",
-            "sentence": sentences.get((item["turn_id"], item["sentence_index"]), ""),
+            "sentence": sentence.get("text", ""),
+            "untraced_figures": [f["text"] for f in sentence.get("figures") or () if f.get("traced") is False],
             "cited_labels": cited,
             "cited_passages": [{"label": lab, "text": t or ""} for lab, t in passages if lab in cited],
             "other_passages": [{"label": lab, "text": t or ""} for lab, t in passages if lab not in cited],
@@ -174,6 +178,7 @@ def write_export(records: Sequence[Mapping[str, Any]], path: str | Path, fmt: st
         writer.writeheader()
         for r in records:
             writer.writerow({**r, "cited_labels": ";".join(r["cited_labels"]),
+                             "untraced_figures": ";".join(r["untraced_figures"]),
                              "cited_passages": _passages_text(r["cited_passages"]),
                              "other_passages": _passages_text(r["other_passages"]),
                              "label": "", "citation_labels": ""})

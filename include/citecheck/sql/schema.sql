@@ -34,6 +34,21 @@ COMMENT ON COLUMN alerts.group_id IS 'the alert leading its group (metric|averag
 
 COMMENT ON COLUMN alerts.folded IS 'true: a slice alert folded under its overall alert';
 
+CREATE TABLE IF NOT EXISTS answer_decisions (
+	day DATE NOT NULL,
+	turn_id VARCHAR(200) NOT NULL,
+	criteria_failed JSON NOT NULL,
+	criteria_hash VARCHAR(32) NOT NULL,
+	run_id VARCHAR(64) NOT NULL,
+	config_hash VARCHAR(32) NOT NULL,
+	judge_versions VARCHAR(400),
+	PRIMARY KEY (day, turn_id)
+);
+
+COMMENT ON TABLE answer_decisions IS 'Answers failing an `answers = true` criterion, with the criteria they fail';
+
+COMMENT ON COLUMN answer_decisions.criteria_failed IS 'names of the answers = true criteria it fails';
+
 CREATE TABLE IF NOT EXISTS calibrated_metrics (
 	from_day DATE NOT NULL,
 	to_day DATE NOT NULL,
@@ -78,6 +93,96 @@ CREATE TABLE IF NOT EXISTS citation_verdicts (
 COMMENT ON COLUMN citation_verdicts.pointer_problem IS 'native citations: the pointer problem kind that makes the label unknown (docs/metrics.md)';
 
 COMMENT ON COLUMN citation_verdicts.unverified IS 'native citations: the fields the job could not verify, comma-joined (e.g. cited_text)';
+
+CREATE TABLE IF NOT EXISTS claim_citation_verdicts (
+	day DATE NOT NULL,
+	turn_id VARCHAR(200) NOT NULL,
+	sentence_index INTEGER NOT NULL,
+	claim_index INTEGER NOT NULL,
+	label VARCHAR(200) NOT NULL,
+	status VARCHAR(20),
+	alone BOOLEAN,
+	rest BOOLEAN,
+	credited BOOLEAN,
+	run_id VARCHAR(64) NOT NULL,
+	config_hash VARCHAR(32) NOT NULL,
+	judge_versions VARCHAR(400),
+	PRIMARY KEY (day, turn_id, sentence_index, claim_index, label)
+);
+
+COMMENT ON TABLE claim_citation_verdicts IS 'A claims mode: one row per link, a (claim, label) pair';
+
+CREATE TABLE IF NOT EXISTS claim_verdicts (
+	day DATE NOT NULL,
+	turn_id VARCHAR(200) NOT NULL,
+	sentence_index INTEGER NOT NULL,
+	claim_index INTEGER NOT NULL,
+	conversation_id VARCHAR(200),
+	text TEXT,
+	labels JSON,
+	verdict VARCHAR(40),
+	score FLOAT,
+	supported_elsewhere_by VARCHAR(400),
+	judge VARCHAR(40),
+	judge_version VARCHAR(400),
+	reason TEXT,
+	run_id VARCHAR(64) NOT NULL,
+	config_hash VARCHAR(32) NOT NULL,
+	judge_versions VARCHAR(400),
+	PRIMARY KEY (day, turn_id, sentence_index, claim_index)
+);
+
+COMMENT ON TABLE claim_verdicts IS 'A claims mode (SPEC 2.1): one row per claim of a check-worthy sentence; empty in sentence mode';
+
+COMMENT ON COLUMN claim_verdicts.text IS 'the claim as the judge saw it (a standalone sentence)';
+
+COMMENT ON COLUMN claim_verdicts.labels IS 'its sentence''s labels (JSON list): every claim carries them all';
+
+COMMENT ON COLUMN claim_verdicts.verdict IS 'supported, miscited, uncited_supported, unsupported, unjudged, not_selected, partial, contradicted';
+
+COMMENT ON COLUMN claim_verdicts.reason IS 'why unjudged';
+
+CREATE TABLE IF NOT EXISTS criteria_results (
+	day DATE NOT NULL,
+	criterion VARCHAR(200) NOT NULL,
+	scope VARCHAR(400) NOT NULL,
+	metric VARCHAR(80) NOT NULL,
+	bound_kind VARCHAR(3),
+	bound FLOAT,
+	on_rule VARCHAR(10) NOT NULL,
+	averaging VARCHAR(10) NOT NULL,
+	value FLOAT,
+	ci_low FLOAT,
+	ci_high FLOAT,
+	numerator FLOAT,
+	denominator FLOAT,
+	answers INTEGER NOT NULL,
+	failing_answers INTEGER NOT NULL,
+	decision VARCHAR(10) NOT NULL,
+	criteria_hash VARCHAR(32) NOT NULL,
+	run_id VARCHAR(64) NOT NULL,
+	config_hash VARCHAR(32) NOT NULL,
+	judge_versions VARCHAR(400),
+	PRIMARY KEY (day, criterion)
+);
+
+COMMENT ON TABLE criteria_results IS 'Each acceptance criterion decided on the day (SPEC 5.1); the day passes only when every one passes';
+
+COMMENT ON COLUMN criteria_results.criterion IS 'the criterion''s name (SPEC 5.1)';
+
+COMMENT ON COLUMN criteria_results.scope IS 'all, or key=value|value; ... as written in `where`';
+
+COMMENT ON COLUMN criteria_results.bound_kind IS 'min or max (null: a gate-only criterion)';
+
+COMMENT ON COLUMN criteria_results.on_rule IS 'value (the point estimate) or interval (95%%)';
+
+COMMENT ON COLUMN criteria_results.answers IS 'answers in scope';
+
+COMMENT ON COLUMN criteria_results.failing_answers IS 'answers = true: answers in scope breaking the bound';
+
+COMMENT ON COLUMN criteria_results.decision IS 'pass | fail | no_data';
+
+COMMENT ON COLUMN criteria_results.criteria_hash IS 'hash of the criteria the day was decided on';
 
 CREATE TABLE IF NOT EXISTS daily_metrics (
 	day DATE NOT NULL,
@@ -368,6 +473,9 @@ CREATE TABLE IF NOT EXISTS sentence_verdicts (
 	llm JSON,
 	first_stage JSON,
 	best_windows JSON,
+	figures JSON,
+	language VARCHAR(16),
+	language_source VARCHAR(10),
 	run_id VARCHAR(64) NOT NULL,
 	config_hash VARCHAR(32) NOT NULL,
 	judge_versions VARCHAR(400),
@@ -377,6 +485,12 @@ CREATE TABLE IF NOT EXISTS sentence_verdicts (
 COMMENT ON COLUMN sentence_verdicts.first_stage IS 'cascade: the first stage''s {judge, version, supported, score}';
 
 COMMENT ON COLUMN sentence_verdicts.best_windows IS 'NLI judge: best premise window per cited or supporting label';
+
+COMMENT ON COLUMN sentence_verdicts.figures IS 'check-worthy sentences: [{text, kind, value, traced}] (SPEC 3.5); traced null: no cited text';
+
+COMMENT ON COLUMN sentence_verdicts.language IS 'the turn''s language: ISO 639 code of its logged language/locale, else detected; und';
+
+COMMENT ON COLUMN sentence_verdicts.language_source IS 'logged | detected';
 
 CREATE TABLE IF NOT EXISTS skipped_turns (
 	day DATE NOT NULL,
@@ -415,6 +529,8 @@ CREATE TABLE IF NOT EXISTS source_turns (
 	attributes JSON,
 	loaded_at TIMESTAMP WITH TIME ZONE,
 	input_repairs JSON,
+	language VARCHAR(16),
+	language_source VARCHAR(10),
 	PRIMARY KEY (turn_id)
 );
 
@@ -431,6 +547,21 @@ COMMENT ON COLUMN source_turns.request_search_results IS 'anthropic_blocks: ever
 COMMENT ON COLUMN source_turns.web_results IS 'the web search results the turn logged (W<k>)';
 
 COMMENT ON COLUMN source_turns.input_repairs IS 'what the load repaired: replaced_characters (NUL, lone surrogates), assumed_zone (a timestamp without one)';
+
+COMMENT ON COLUMN source_turns.language IS 'the turn''s language: ISO 639 code of its logged language/locale, else detected; und';
+
+COMMENT ON COLUMN source_turns.language_source IS 'logged | detected';
+
+CREATE TABLE IF NOT EXISTS stage_answer_decisions (
+	run_id VARCHAR(64) NOT NULL,
+	day DATE NOT NULL,
+	turn_id VARCHAR(200) NOT NULL,
+	criteria_failed JSON NOT NULL,
+	criteria_hash VARCHAR(32) NOT NULL,
+	PRIMARY KEY (run_id, turn_id)
+);
+
+COMMENT ON COLUMN stage_answer_decisions.criteria_failed IS 'names of the answers = true criteria it fails';
 
 CREATE TABLE IF NOT EXISTS stage_citation_verdicts (
 	run_id VARCHAR(64) NOT NULL,
@@ -451,6 +582,84 @@ CREATE TABLE IF NOT EXISTS stage_citation_verdicts (
 COMMENT ON COLUMN stage_citation_verdicts.pointer_problem IS 'native citations: the pointer problem kind that makes the label unknown (docs/metrics.md)';
 
 COMMENT ON COLUMN stage_citation_verdicts.unverified IS 'native citations: the fields the job could not verify, comma-joined (e.g. cited_text)';
+
+CREATE TABLE IF NOT EXISTS stage_claim_citation_verdicts (
+	run_id VARCHAR(64) NOT NULL,
+	day DATE NOT NULL,
+	turn_id VARCHAR(200) NOT NULL,
+	sentence_index INTEGER NOT NULL,
+	claim_index INTEGER NOT NULL,
+	label VARCHAR(200) NOT NULL,
+	status VARCHAR(20),
+	alone BOOLEAN,
+	rest BOOLEAN,
+	credited BOOLEAN,
+	PRIMARY KEY (run_id, turn_id, sentence_index, claim_index, label)
+);
+
+CREATE TABLE IF NOT EXISTS stage_claim_verdicts (
+	run_id VARCHAR(64) NOT NULL,
+	day DATE NOT NULL,
+	turn_id VARCHAR(200) NOT NULL,
+	sentence_index INTEGER NOT NULL,
+	claim_index INTEGER NOT NULL,
+	conversation_id VARCHAR(200),
+	text TEXT,
+	labels JSON,
+	verdict VARCHAR(40),
+	score FLOAT,
+	supported_elsewhere_by VARCHAR(400),
+	judge VARCHAR(40),
+	judge_version VARCHAR(400),
+	reason TEXT,
+	PRIMARY KEY (run_id, turn_id, sentence_index, claim_index)
+);
+
+COMMENT ON COLUMN stage_claim_verdicts.text IS 'the claim as the judge saw it (a standalone sentence)';
+
+COMMENT ON COLUMN stage_claim_verdicts.labels IS 'its sentence''s labels (JSON list): every claim carries them all';
+
+COMMENT ON COLUMN stage_claim_verdicts.verdict IS 'supported, miscited, uncited_supported, unsupported, unjudged, not_selected, partial, contradicted';
+
+COMMENT ON COLUMN stage_claim_verdicts.reason IS 'why unjudged';
+
+CREATE TABLE IF NOT EXISTS stage_criteria_results (
+	run_id VARCHAR(64) NOT NULL,
+	day DATE NOT NULL,
+	criterion VARCHAR(200) NOT NULL,
+	scope VARCHAR(400) NOT NULL,
+	metric VARCHAR(80) NOT NULL,
+	bound_kind VARCHAR(3),
+	bound FLOAT,
+	on_rule VARCHAR(10) NOT NULL,
+	averaging VARCHAR(10) NOT NULL,
+	value FLOAT,
+	ci_low FLOAT,
+	ci_high FLOAT,
+	numerator FLOAT,
+	denominator FLOAT,
+	answers INTEGER NOT NULL,
+	failing_answers INTEGER NOT NULL,
+	decision VARCHAR(10) NOT NULL,
+	criteria_hash VARCHAR(32) NOT NULL,
+	PRIMARY KEY (run_id, criterion)
+);
+
+COMMENT ON COLUMN stage_criteria_results.criterion IS 'the criterion''s name (SPEC 5.1)';
+
+COMMENT ON COLUMN stage_criteria_results.scope IS 'all, or key=value|value; ... as written in `where`';
+
+COMMENT ON COLUMN stage_criteria_results.bound_kind IS 'min or max (null: a gate-only criterion)';
+
+COMMENT ON COLUMN stage_criteria_results.on_rule IS 'value (the point estimate) or interval (95%%)';
+
+COMMENT ON COLUMN stage_criteria_results.answers IS 'answers in scope';
+
+COMMENT ON COLUMN stage_criteria_results.failing_answers IS 'answers = true: answers in scope breaking the bound';
+
+COMMENT ON COLUMN stage_criteria_results.decision IS 'pass | fail | no_data';
+
+COMMENT ON COLUMN stage_criteria_results.criteria_hash IS 'hash of the criteria the day was decided on';
 
 CREATE TABLE IF NOT EXISTS stage_daily_metrics (
 	run_id VARCHAR(64) NOT NULL,
@@ -550,12 +759,21 @@ CREATE TABLE IF NOT EXISTS stage_sentence_verdicts (
 	llm JSON,
 	first_stage JSON,
 	best_windows JSON,
+	figures JSON,
+	language VARCHAR(16),
+	language_source VARCHAR(10),
 	PRIMARY KEY (run_id, turn_id, sentence_index)
 );
 
 COMMENT ON COLUMN stage_sentence_verdicts.first_stage IS 'cascade: the first stage''s {judge, version, supported, score}';
 
 COMMENT ON COLUMN stage_sentence_verdicts.best_windows IS 'NLI judge: best premise window per cited or supporting label';
+
+COMMENT ON COLUMN stage_sentence_verdicts.figures IS 'check-worthy sentences: [{text, kind, value, traced}] (SPEC 3.5); traced null: no cited text';
+
+COMMENT ON COLUMN stage_sentence_verdicts.language IS 'the turn''s language: ISO 639 code of its logged language/locale, else detected; und';
+
+COMMENT ON COLUMN stage_sentence_verdicts.language_source IS 'logged | detected';
 
 CREATE TABLE IF NOT EXISTS stage_skipped (
 	run_id VARCHAR(64) NOT NULL,

@@ -40,7 +40,11 @@ SELECT day,
        MAX(CASE WHEN metric = 'reported_citation_unsupported_share' THEN value END) AS reported_citation_unsupported_share,
        MAX(CASE WHEN metric = 'reported_citation_unsupported_share' THEN ci_low END) AS reported_citation_unsupported_share_ci_low,
        MAX(CASE WHEN metric = 'reported_citation_unsupported_share' THEN ci_high END) AS reported_citation_unsupported_share_ci_high,
-       MAX(CASE WHEN metric = 'attachment_rate' THEN answers END) AS answers
+       MAX(CASE WHEN metric = 'attachment_rate' THEN answers END) AS answers,
+       MAX(CASE WHEN metric = 'claims_per_sentence' THEN value END) AS claims_per_sentence,
+       MAX(CASE WHEN metric = 'claim_recall' THEN value END) AS claim_recall,
+       MAX(CASE WHEN metric = 'claim_precision' THEN value END) AS claim_precision,
+       MAX(CASE WHEN metric = 'partially_supported_rate' THEN value END) AS partially_supported_rate
 FROM daily_metrics
 WHERE slice_name = 'all' AND averaging = 'micro'
 GROUP BY day;

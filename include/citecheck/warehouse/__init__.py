@@ -1,8 +1,9 @@
 """The warehouse layer: the only place that stores or reads tables.
 
-- `tables`: every table, defined once (`sql/schema.sql` is generated from it)
+- `tables`: every table, defined once; `ddl`: `sql/schema.sql` and `sql/views.sql` generated from it
 - `engine`: URL resolution, schemas, table creation, the `.sql` files
-- `source`: loading logged turns and reader events into the reference source tables, extracting one day
+- `source`: the reference source tables: `rows` (validation), `load` (turns and reader events),
+  `read` (one day back out; its SQL in `sql/`)
 - `freshness`: published days whose inputs were loaded after their run began (stale days)
 - `staging`: one run's intermediate data, keyed by run id
 - `runs`: the run ledger (the only writer of `runs`), abandoned runs, what a cut-off publish left
@@ -14,7 +15,7 @@
 - `judgment_cache`: the NLI judge's score cache on SQL (`SQLCache`), handed to the judge
 - `naming`: validated schema and role names from configuration
 - `serialize`: the JSON shapes staged between tasks
-- `grants`: the read-only BI role
+- `grants`: the BI policy (what a dashboard may read) and the read-only BI role's grants
 - `review`: the human review loop's samples, labels and published judge quality
   (`from citecheck.warehouse import review as WR`)
 
@@ -36,7 +37,7 @@ from citecheck.warehouse.engine import (
 )
 from citecheck.warehouse.grants import bi_grants, grant_bi, grants_sql
 from citecheck.warehouse.publish import publish_day
-from citecheck.warehouse.published import (
+from citecheck.warehouse.read_model import (
     day_metrics,
     published_config_hash,
     published_row_counts,

@@ -1,5 +1,5 @@
 """The `alerts` table's writer: the monitor step's alerts of a day replace that day's, in one
-transaction (reads are `citecheck.warehouse.published.alerts_between`)."""
+transaction (reads are `citecheck.warehouse.read_model.alerts_between`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from citecheck.warehouse import tables as T
-from citecheck.warehouse.published import ALERT_COLUMNS
+from citecheck.warehouse.read_model import ALERT_COLUMNS
 
 
 def replace_alerts(engine: Engine, day: dt.date, run_id: str, alerts: Iterable[Mapping[str, Any]]) -> int:

@@ -138,6 +138,11 @@ def sql_statements(name: str) -> list[str]:
     return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
 
 
-def read_sql(name: str) -> str:
-    """A file of `citecheck/sql/` as text."""
+def read_sql(name: str, dialect: str | None = None) -> str:
+    """A file of `citecheck/sql/` as text; with a dialect, `NAME.<dialect>.sql` where the
+    dialects need different SQL (else `NAME.sql`)."""
+    if dialect is not None:
+        specific = SQL_DIR / f"{Path(name).stem}.{dialect}.sql"
+        if specific.exists():
+            return specific.read_text(encoding="utf-8")
     return (SQL_DIR / name).read_text(encoding="utf-8")

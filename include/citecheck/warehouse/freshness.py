@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from citecheck.warehouse import tables as T
-from citecheck.warehouse.published import published_config_hash, published_run
+from citecheck.warehouse.read_model import published_config_hash, published_run
 from citecheck.warehouse.source import day_bounds
 
 

@@ -1,5 +1,5 @@
 """Read-only access for dashboards: the BI role may read published tables and views, nothing else,
-and by default no answer, passage or LLM text (`tables.BI_TEXT_COLUMNS`)."""
+and by default no answer, passage or LLM text (`BI_TEXT_COLUMNS`)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,24 @@ from citecheck.warehouse import tables as T
 from citecheck.warehouse.engine import engine_names
 from citecheck.warehouse.naming import WarehouseNames, quoted
 
+# Answer, passage and LLM text in what the BI role reads: refused to it unless `grant-bi --with-texts`
+# (the report pages that show the same texts need an Airflow login).
+BI_TEXT_COLUMNS = {
+    "sentence_verdicts": ("text", "llm", "best_windows"),  # the answer sentence, the LLM's output, passage excerpts
+    "recite_suggestions": ("sentence", "quote"),  # the answer sentence, the verified passage quote
+    "claim_verdicts": ("text",),  # a claim: the answer sentence's words (a claims mode)
+}
+# What a dashboard (the read-only BI role) may read: published outputs and their views.
+BI_READABLE = ("daily_metrics", "daily_metrics_wide", "sentence_verdicts", "citation_verdicts", "skipped_turns", "runs",
+               "recite_suggestions", "alerts", "judge_quality", "calibrated_metrics", "claim_verdicts",
+               "claim_citation_verdicts", "criteria_results", "answer_decisions")
+
 
 def bi_grants(names: WarehouseNames, dialect: sa.engine.Dialect | None = None, *, with_texts: bool = False
               ) -> list[str]:
     """GRANT statements giving `names.bi_role` read access to the published tables and views only
     (not the source logs, staging or the judgment cache). Without `with_texts`, the tables that hold
-    answer, passage or LLM text (`tables.BI_TEXT_COLUMNS`) are granted column by column without those
+    answer, passage or LLM text (`BI_TEXT_COLUMNS`) are granted column by column without those
     columns (what an earlier grant gave on them is revoked first)."""
     from sqlalchemy.dialects import postgresql
 
@@ -26,12 +38,12 @@ def bi_grants(names: WarehouseNames, dialect: sa.engine.Dialect | None = None, *
     def name(table: str) -> str:
         return f"{schema}.{quoted(dialect, table)}"
 
-    whole = [t for t in T.BI_READABLE if with_texts or t not in T.BI_TEXT_COLUMNS]
+    whole = [t for t in BI_READABLE if with_texts or t not in BI_TEXT_COLUMNS]
     statements = [f"GRANT USAGE ON SCHEMA {schema} TO {role}",
                   f"GRANT SELECT ON {', '.join(map(name, whole))} TO {role}"]
     if with_texts:
         return statements
-    for table, texts in T.BI_TEXT_COLUMNS.items():
+    for table, texts in BI_TEXT_COLUMNS.items():
         readable = [c.name for c in T.metadata.tables[table].columns if c.name not in texts]
         statements += [
             f"REVOKE SELECT ON {name(table)} FROM {role}",
@@ -44,8 +56,8 @@ def bi_grants(names: WarehouseNames, dialect: sa.engine.Dialect | None = None, *
 def bi_readable_columns(*, with_texts: bool = False) -> dict[str, list[str] | None]:
     """What the BI role reads: table or view → its readable columns (None: every column)."""
     out: dict[str, list[str] | None] = {}
-    for table in T.BI_READABLE:
-        texts = () if with_texts else T.BI_TEXT_COLUMNS.get(table, ())
+    for table in BI_READABLE:
+        texts = () if with_texts else BI_TEXT_COLUMNS.get(table, ())
         out[table] = [c.name for c in T.metadata.tables[table].columns if c.name not in texts] if texts else None
     return out
 

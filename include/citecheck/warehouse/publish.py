@@ -1,5 +1,5 @@
 """Publishing a day: its staged rows replace the published day in one transaction (reads of what
-is published are `citecheck.warehouse.published`'s)."""
+is published are `citecheck.warehouse.read_model`'s)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from citecheck.warehouse import locks
 from citecheck.warehouse import tables as T
-from citecheck.warehouse.published import published_row_counts
+from citecheck.warehouse.read_model import published_row_counts
 
 
 def publish_day(engine: Engine, day: dt.date, run_id: str, generation: int | None) -> dict[str, int]:
@@ -24,11 +24,12 @@ def publish_day(engine: Engine, day: dt.date, run_id: str, generation: int | Non
     with engine.begin() as conn:
         locks.assert_held(conn, day, run_id, generation)  # a run that lost its day publishes nothing
         _assert_publishable(conn, day, run_id)
-        for final, stage in T.OUTPUT_TABLES.values():
-            conn.execute(final.delete().where(final.c.day == day))
-            cols = [c.name for c in final.columns]
-            src = sa.select(*[_stage_col(stage, c, run_id, day) for c in cols]).where(stage.c.run_id == run_id)
-            conn.execute(final.insert().from_select(cols, src))
+        for published, staged_table in T.OUTPUT_TABLES.values():
+            conn.execute(published.delete().where(published.c.day == day))
+            cols = [c.name for c in published.columns]
+            src = sa.select(*[_staged_column(staged_table, c, run_id, day) for c in cols]).where(
+                staged_table.c.run_id == run_id)
+            conn.execute(published.insert().from_select(cols, src))
         conn.execute(T.skipped_turns.delete().where(T.skipped_turns.c.day == day))
         run = conn.execute(sa.select(T.runs.c.config_hash, T.runs.c.judge_versions).where(
             T.runs.c.run_id == run_id)).one()
@@ -58,9 +59,9 @@ def _assert_publishable(conn: Connection, day: dt.date, run_id: str) -> None:
             "or is incomplete)"))
 
 
-def _stage_col(stage: sa.Table, name: str, run_id: str, day: dt.date) -> Any:
-    if name in stage.c:
-        return stage.c[name]
+def _staged_column(staged_table: sa.Table, name: str, run_id: str, day: dt.date) -> Any:
+    if name in staged_table.c:
+        return staged_table.c[name]
     if name in ("config_hash", "judge_versions"):
         return sa.select(T.runs.c[name]).where(T.runs.c.run_id == run_id).scalar_subquery()
     raise KeyError(name)

@@ -1,6 +1,6 @@
 """The rendered daily report in the warehouse (`reports`, one row per day): what the Airflow
 plugin serves. Storing a day replaces that day's report in one transaction (reads are
-`citecheck.warehouse.published.report_html` and `report_index`)."""
+`citecheck.warehouse.read_model.report_html` and `report_index`)."""
 
 from __future__ import annotations
 

@@ -61,19 +61,21 @@ def judged_sentences(conn: Connection, from_day: dt.date, to_day: dt.date) -> It
         yield out
 
 
-def sentence_texts(conn: Connection, day_keys: Iterable[tuple[dt.date, str, int]]) -> dict[tuple[str, int], str]:
-    """(turn, sentence index) → the published sentence text, for the given (day, turn, index)."""
+def sentence_texts(conn: Connection, day_keys: Iterable[tuple[dt.date, str, int]]
+                   ) -> dict[tuple[str, int], dict[str, Any]]:
+    """(turn, sentence index) → the published sentence's `text` and `figures` (SPEC 3.5), for the
+    given (day, turn, index)."""
     s = T.sentence_verdicts.c
     keys = sorted(set(day_keys))
-    out: dict[tuple[str, int], str] = {}
+    out: dict[tuple[str, int], dict[str, Any]] = {}
     for start in range(0, len(keys), _IN_CHUNK):
         chunk = keys[start:start + _IN_CHUNK]
         wanted = {(t, i) for _, t, i in chunk}
-        q = sa.select(s.turn_id, s.sentence_index, s.text).where(
+        q = sa.select(s.turn_id, s.sentence_index, s.text, s.figures).where(
             s.day.in_(sorted({d for d, _, _ in chunk})), s.turn_id.in_(sorted({t for _, t, _ in chunk})))
-        for turn_id, index, text in conn.execute(q):
+        for turn_id, index, text, figures in conn.execute(q):
             if (turn_id, index) in wanted:
-                out[(turn_id, index)] = text or ""
+                out[(turn_id, index)] = {"text": text or "", "figures": figures or []}
     return out
 
 

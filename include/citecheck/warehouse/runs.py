@@ -9,7 +9,7 @@ find again (the LLM batch id).
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -128,7 +128,6 @@ class RunStateBatchStore:
 
 
 # --- after the publish commit: what completed, and what a later run of the day completes ----
-AFTER_PUBLISH = ("monitor", "report", "record_run")  # the steps after the publish commit, in order
 OPEN_STATUSES = ("running", "validated")  # a run still working towards its publish
 
 
@@ -143,16 +142,16 @@ def mark_completed(engine: Engine, run_id: str, step: str) -> None:
                 completed_steps=[*done, step]))
 
 
-def missing_after_publish(engine: Engine, run_id: str) -> list[str]:
-    """The steps after the publish commit the published run has not completed, in order (none for a
-    run that finished, or one that is not in the ledger)."""
+def missing_after_publish(engine: Engine, run_id: str, after_publish: Sequence[str]) -> list[str]:
+    """Which of `after_publish` (the job's steps after the publish commit, in order) the published
+    run has not completed (none for a run that finished, or one that is not in the ledger)."""
     with engine.connect() as conn:
         row = conn.execute(sa.select(T.runs.c.status, T.runs.c.finished_at, T.runs.c.completed_steps).where(
             T.runs.c.run_id == run_id)).first()
     if row is None or row.status != "published" or row.finished_at is not None:
         return []
     done = set(row.completed_steps or ())
-    return [step for step in AFTER_PUBLISH if step not in done]
+    return [step for step in after_publish if step not in done]
 
 
 def close_open_runs(engine: Engine, day: dt.date, *, keep: str | None, status: str, reason: str) -> list[str]:

@@ -8,12 +8,21 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, fields
 from typing import Any
 
 from citecheck.core.figures import Figure
-from citecheck.core.model import CitationSpan, Judgment, Passage, PointerProblem, Sentence, StructuredTurn, Turn
+from citecheck.core.model import (
+    CitationSpan,
+    Judgment,
+    JudgmentKey,
+    Passage,
+    PointerProblem,
+    Sentence,
+    StructuredTurn,
+    Turn,
+)
 
 _NESTED = frozenset(("context", "native_citations", "pointer_problems"))
 _TURN_FIELDS = tuple(f.name for f in fields(Turn))
@@ -48,13 +57,17 @@ def _turn_value(t: Turn, name: str) -> Any:
 
 def structured_to_dict(st: StructuredTurn) -> dict[str, Any]:
     """What `dataclasses.asdict` gives (same keys, order and values), built field by field:
-    asdict recurses and deep-copies every value, which was half the structural stage's time
+    asdict recurses and deep-copies every value, which was half the structural step's time
     (this runs for 100% of turns). Field values are immutable (str, int, tuples of str) except
     `attributes`, which is copied."""
     t = st.turn
     turn = {name: _turn_value(t, name) for name in _TURN_FIELDS}
-    return {"turn": turn, "sentences": [_flat(s) for s in st.sentences], "is_refusal": st.is_refusal,
-            "language": st.language, "language_source": st.language_source, "language_repair": st.language_repair}
+    out = {"turn": turn, "sentences": [_flat(s) for s in st.sentences], "is_refusal": st.is_refusal,
+           "language": st.language, "language_source": st.language_source, "language_repair": st.language_repair}
+    if st.claims is not None:  # a claims mode (SPEC §2.1): each check-worthy sentence's claims
+        out["claims"] = {str(index): list(texts) for index, texts in st.claims.items()}
+        out["claim_splits_rejected"] = st.claim_splits_rejected
+    return out
 
 
 def structured_from_dict(data: dict[str, Any]) -> StructuredTurn:
@@ -66,13 +79,37 @@ def structured_from_dict(data: dict[str, Any]) -> StructuredTurn:
         pointer_problems=tuple(PointerProblem(**p) for p in t["pointer_problems"]),
     )
     sentences = tuple(_sentence(s) for s in data["sentences"])
+    claims = data.get("claims")
     return StructuredTurn(turn=turn, sentences=sentences, is_refusal=data["is_refusal"],
                           language=data.get("language", "und"), language_source=data.get("language_source", "detected"),
-                          language_repair=data.get("language_repair"))
+                          language_repair=data.get("language_repair"),
+                          claims=None if claims is None else {int(i): tuple(c) for i, c in claims.items()},
+                          claim_splits_rejected=data.get("claim_splits_rejected", 0))
 
 
 def judgment_to_dict(j: Judgment) -> dict[str, Any]:
     return asdict(j)
+
+
+def judgment_rows(judged: Iterable[tuple[JudgmentKey, Judgment]]) -> list[tuple[tuple[str, int], dict[str, Any]]]:
+    """Judgments as staged, one JSON value per (turn, sentence): a sentence's judgment, or in a
+    claims mode its claims' judgments together, `{"claims": {claim index: judgment}}`."""
+    rows: list[tuple[tuple[str, int], dict[str, Any]]] = []
+    claims: dict[tuple[str, int], dict[str, Any]] = {}
+    for key, j in judged:
+        if len(key) == 2:
+            rows.append(((key[0], key[1]), judgment_to_dict(j)))
+        else:
+            claims.setdefault((key[0], key[1]), {})[str(key[2])] = judgment_to_dict(j)
+    return rows + [(key, {"claims": value}) for key, value in claims.items()]
+
+
+def judgments_of_row(turn_id: str, sentence_index: int, data: Mapping[str, Any]
+                     ) -> list[tuple[JudgmentKey, Judgment]]:
+    """`judgment_rows` read back: the judgments of one staged value, keyed as the pipeline keys them."""
+    if set(data) == {"claims"}:
+        return [((turn_id, sentence_index, int(c)), judgment_from_dict(j)) for c, j in data["claims"].items()]
+    return [((turn_id, sentence_index), judgment_from_dict(dict(data)))]
 
 
 def judgment_from_dict(data: dict[str, Any]) -> Judgment:

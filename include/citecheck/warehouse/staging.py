@@ -7,18 +7,25 @@ step is idempotent), then writes its own rows here; `publish` moves the final ro
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from citecheck.core.model import Judgment, StructuredTurn
+from citecheck.core.model import Judgment, JudgmentKey, StructuredTurn
 from citecheck.core.turns import Skipped
 from citecheck.warehouse import tables as T
-from citecheck.warehouse.serialize import judgment_from_dict, judgment_to_dict, structured_from_dict, structured_to_dict
+from citecheck.warehouse.serialize import (
+    jsonable,
+    judgment_rows,
+    judgments_of_row,
+    structured_from_dict,
+    structured_to_dict,
+)
 
-FIRST, FINAL = "first", "final"  # judgment stages: the first-stage judge, and the LLM over it
+FIRST, FINAL = "first", "final"  # judge stages (the `stage` column): the first-stage judge, the LLM over it
 
 
 def reset(engine: Engine, run_id: str, tables: Sequence[sa.Table]) -> None:
@@ -73,12 +80,12 @@ def staged_turns(engine: Engine, run_id: str, *, shard: int | None = None, selec
             yield [(structured_from_dict(r[0]), bool(r[1])) for r in rows]
 
 
-def drop_judgments(engine: Engine, run_id: str, *, stage: str | None = None, shard: int | None = None) -> None:
-    """Delete the run's staged judgments of one stage, or of one shard's turns."""
+def drop_judgments(engine: Engine, run_id: str, *, judge_stage: str | None = None, shard: int | None = None) -> None:
+    """Delete the run's staged judgments of one judge stage, or of one shard's turns."""
     c = T.stage_judgments.c
     q = T.stage_judgments.delete().where(c.run_id == run_id)
-    if stage is not None:
-        q = q.where(c.stage == stage)
+    if judge_stage is not None:
+        q = q.where(c.stage == judge_stage)
     if shard is not None:
         q = q.where(c.turn_id.in_(sa.select(T.stage_turns.c.turn_id).where(
             T.stage_turns.c.run_id == run_id, T.stage_turns.c.shard == shard)))
@@ -86,31 +93,33 @@ def drop_judgments(engine: Engine, run_id: str, *, stage: str | None = None, sha
         conn.execute(q)
 
 
-def stage_judgments(engine: Engine, run_id: str, stage: str, judged: Iterable[tuple[tuple[str, int], Judgment]]
+def stage_judgments(engine: Engine, run_id: str, judge_stage: str, judged: Iterable[tuple[JudgmentKey, Judgment]]
                     ) -> int:
-    """Stage ((turn id, sentence index), judgment) pairs of one stage; how many."""
-    rows = [{"run_id": run_id, "turn_id": key[0], "sentence_index": key[1], "stage": stage,
-             "judgment": judgment_to_dict(j)} for key, j in judged]
+    """Write ((turn id, sentence index[, claim index]), judgment) pairs of one judge stage to staging
+    (a sentence's claims in one row, `serialize.judgment_rows`); how many judgments."""
+    judged = list(judged)
+    rows = [{"run_id": run_id, "turn_id": key[0], "sentence_index": key[1], "stage": judge_stage, "judgment": value}
+            for key, value in judgment_rows(judged)]
     if rows:
         with engine.begin() as conn:
             conn.execute(T.stage_judgments.insert(), rows)
-    return len(rows)
+    return len(judged)
 
 
-def staged_judgments(engine: Engine, run_id: str, stage: str, turn_range: tuple[str, str] | None = None
-                     ) -> dict[tuple[str, int], Judgment]:
+def staged_judgments(engine: Engine, run_id: str, judge_stage: str, turn_range: tuple[str, str] | None = None
+                     ) -> dict[JudgmentKey, Judgment]:
     """Staged judgments of one stage, keyed (turn, sentence): of the run, or of the turns from
     `turn_range[0]` to `turn_range[1]` (a chunk of `staged_turns`, which is ordered by turn id,
     so the range holds exactly the chunk's turns, compared in the database's own collation)."""
     c = T.stage_judgments.c
-    q = sa.select(c.turn_id, c.sentence_index, c.judgment).where(c.run_id == run_id, c.stage == stage)
+    q = sa.select(c.turn_id, c.sentence_index, c.judgment).where(c.run_id == run_id, c.stage == judge_stage)
     if turn_range is not None:
         q = q.where(c.turn_id >= turn_range[0], c.turn_id <= turn_range[1])
     with engine.connect() as conn:
-        return {(r[0], r[1]): judgment_from_dict(r[2]) for r in conn.execute(q)}
+        return {key: j for r in conn.execute(q) for key, j in judgments_of_row(r[0], r[1], r[2])}
 
 
-def deciding_judgments(engine: Engine, run_id: str, turn_ids: Sequence[str]) -> dict[tuple[str, int], Judgment]:
+def deciding_judgments(engine: Engine, run_id: str, turn_ids: Sequence[str]) -> dict[JudgmentKey, Judgment]:
     """The deciding judgment of each sentence of a chunk's turns (given in turn id order): the
     final stage (LLM) over the first."""
     if not turn_ids:
@@ -121,22 +130,35 @@ def deciding_judgments(engine: Engine, run_id: str, turn_ids: Sequence[str]) -> 
     return judgments
 
 
-def stage_verdict_rows(engine: Engine, sentence_rows: list[dict[str, Any]], citation_rows: list[dict[str, Any]]
-                       ) -> None:
-    """One transaction: a chunk's sentence and citation verdict rows."""
+# The judge's detail in a sentence row (`core.records.sentence_row`), stored as plain JSON.
+SENTENCE_DETAIL_COLUMNS = ("llm", "first_stage")
+
+
+def stage_verdict_rows(engine: Engine, run_id: str, day: dt.date, sentence_rows: list[dict[str, Any]],
+                       citation_rows: list[dict[str, Any]], claim_rows: Sequence[dict[str, Any]] = (),
+                       link_rows: Sequence[dict[str, Any]] = ()) -> None:
+    """One transaction: a chunk's sentence and citation verdict rows (`core.records`), and in a
+    claims mode its claim and link rows (`records.claim_rows`), keyed by the run and the day."""
     if not sentence_rows:
         return
+    keys = {"run_id": run_id, "day": day}
+    sentences = [{**keys, **row, **{c: jsonable(row[c]) for c in SENTENCE_DETAIL_COLUMNS if row.get(c) is not None}}
+                 for row in sentence_rows]
     with engine.begin() as conn:
-        conn.execute(T.stage_sentence_verdicts.insert(), sentence_rows)
+        conn.execute(T.stage_sentence_verdicts.insert(), sentences)
+        if claim_rows:
+            conn.execute(T.stage_claim_verdicts.insert(), [{**keys, **row} for row in claim_rows])
+        if link_rows:
+            conn.execute(T.stage_claim_citation_verdicts.insert(), [{**keys, **row} for row in link_rows])
         if citation_rows:
-            conn.execute(T.stage_citation_verdicts.insert(), citation_rows)
+            conn.execute(T.stage_citation_verdicts.insert(), [{**keys, **row} for row in citation_rows])
 
 
-def stage_rows(engine: Engine, table: sa.Table, rows: list[dict[str, Any]]) -> None:
-    """Insert rows into a staging table (nothing when empty)."""
+def stage_rows(engine: Engine, table: sa.Table, rows: list[dict[str, Any]], run_id: str, day: dt.date) -> None:
+    """Insert rows into a staging table, keyed by the run and the day (nothing when empty)."""
     if rows:
         with engine.begin() as conn:
-            conn.execute(table.insert(), rows)
+            conn.execute(table.insert(), [{"run_id": run_id, "day": day, **row} for row in rows])
 
 
 def staged_metric_rows(engine: Engine, run_id: str) -> list[dict[str, Any]]:

@@ -1,5 +1,6 @@
 """Every warehouse table, defined once with SQLAlchemy Core; `sql/schema.sql` is generated from
-these definitions (`python -m citecheck ddl`), never written by hand.
+these definitions by `warehouse.ddl` (`python -m citecheck ddl`), never written by hand; what the
+BI role may read is `warehouse.grants`' policy.
 
 Source (reference schema users map their logs onto): `source_turns`, `source_passages`, and the
 reader events of the app's interface, `reader_events` (SPEC §1; `loaded_at` on turns and events
@@ -63,6 +64,18 @@ class UTCDateTime(TypeDecorator[dt.datetime]):
         return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
 
 
+LANGUAGE_COLUMNS = ("language", "language_source")  # on source_turns written by the load, never extracted
+
+
+def _language_columns() -> list[Column]:
+    """The turn's language (SPEC §2.2, `core.languages`): on `source_turns` and `sentence_verdicts`."""
+    return [
+        Column("language", String(16), nullable=True,
+               comment="the turn's language: ISO 639 code of its logged language/locale, else detected; und"),
+        Column("language_source", String(10), nullable=True, comment="logged | detected"),
+    ]
+
+
 # --- source: the logged turns -------------------------------------------------------------
 source_turns = Table(
     "source_turns", metadata,
@@ -84,6 +97,7 @@ source_turns = Table(
     Column("loaded_at", UTCDateTime, nullable=True),
     Column("input_repairs", JSON, nullable=True, comment="what the load repaired: replaced_characters (NUL, "
                                                          "lone surrogates), assumed_zone (a timestamp without one)"),
+    *_language_columns(),
     Index("ix_source_turns_answered_at", "answered_at"),
     Index("ix_source_turns_conversation", "conversation_id", "turn_index"),
 )
@@ -148,6 +162,9 @@ def _sentence_columns() -> list[Column]:
         Column("llm", JSON),
         Column("first_stage", JSON, comment="cascade: the first stage's {judge, version, supported, score}"),
         Column("best_windows", JSON, comment="NLI judge: best premise window per cited or supporting label"),
+        Column("figures", JSON, nullable=True,
+               comment="check-worthy sentences: [{text, kind, value, traced}] (SPEC 3.5); traced null: no cited text"),
+        *_language_columns(),
     ]
 
 
@@ -165,6 +182,39 @@ def _citation_columns() -> list[Column]:
                comment="native citations: the pointer problem kind that makes the label unknown (docs/metrics.md)"),
         Column("unverified", String(200), nullable=True,
                comment="native citations: the fields the job could not verify, comma-joined (e.g. cited_text)"),
+    ]
+
+
+def _claim_columns() -> list[Column]:
+    """A claim of a check-worthy sentence (SPEC §2.1, a claims mode): judged as a sentence is."""
+    return [
+        Column("turn_id", _id(), primary_key=True),
+        Column("sentence_index", Integer, primary_key=True),
+        Column("claim_index", Integer, primary_key=True),
+        Column("conversation_id", _id()),
+        Column("text", Text, comment="the claim as the judge saw it (a standalone sentence)"),
+        Column("labels", JSON, comment="its sentence's labels (JSON list): every claim carries them all"),
+        Column("verdict", String(40), comment="supported, miscited, uncited_supported, unsupported, unjudged, "
+                                              "not_selected, partial, contradicted"),
+        Column("score", Float),
+        Column("supported_elsewhere_by", String(400)),
+        Column("judge", String(40)),
+        Column("judge_version", String(400)),
+        Column("reason", Text, comment="why unjudged"),
+    ]
+
+
+def _claim_citation_columns() -> list[Column]:
+    """A link: one (claim, label) pair (SPEC §2.1)."""
+    return [
+        Column("turn_id", _id(), primary_key=True),
+        Column("sentence_index", Integer, primary_key=True),
+        Column("claim_index", Integer, primary_key=True),
+        Column("label", _id(), primary_key=True),
+        Column("status", String(20)),
+        Column("alone", Boolean),
+        Column("rest", Boolean),
+        Column("credited", Boolean),
     ]
 
 
@@ -205,6 +255,36 @@ def _suggestion_columns() -> list[Column]:
     ]
 
 
+def _criteria_result_columns() -> list[Column]:
+    return [
+        Column("criterion", String(200), primary_key=True, comment="the criterion's name (SPEC 5.1)"),
+        Column("scope", String(400), nullable=False, comment="all, or key=value|value; ... as written in `where`"),
+        Column("metric", String(80), nullable=False),
+        Column("bound_kind", String(3), nullable=True, comment="min or max (null: a gate-only criterion)"),
+        Column("bound", Float, nullable=True),
+        Column("on_rule", String(10), nullable=False, comment="value (the point estimate) or interval (95%)"),
+        Column("averaging", String(10), nullable=False),
+        Column("value", Float, nullable=True),
+        Column("ci_low", Float, nullable=True),
+        Column("ci_high", Float, nullable=True),
+        Column("numerator", Float, nullable=True),
+        Column("denominator", Float, nullable=True),
+        Column("answers", Integer, nullable=False, comment="answers in scope"),
+        Column("failing_answers", Integer, nullable=False,
+               comment="answers = true: answers in scope breaking the bound"),
+        Column("decision", String(10), nullable=False, comment="pass | fail | no_data"),
+        Column("criteria_hash", String(32), nullable=False, comment="hash of the criteria the day was decided on"),
+    ]
+
+
+def _answer_decision_columns() -> list[Column]:
+    return [
+        Column("turn_id", _id(), primary_key=True),
+        Column("criteria_failed", JSON, nullable=False, comment="names of the answers = true criteria it fails"),
+        Column("criteria_hash", String(32), nullable=False),
+    ]
+
+
 # A metric row's interval columns (`_metric_columns`; `init_warehouse` adds them to older warehouses).
 METRIC_INTERVAL_COLUMNS = ("ci_low", "ci_high")
 
@@ -221,10 +301,23 @@ sentence_verdicts = Table("sentence_verdicts", metadata, *_day_keys(*_sentence_c
 citation_verdicts = Table("citation_verdicts", metadata, *_day_keys(*_citation_columns()), *_run_columns())
 daily_metrics = Table("daily_metrics", metadata, *_day_keys(*_metric_columns()), *_run_columns())
 skipped_turns = Table("skipped_turns", metadata, *_day_keys(*_skipped_columns()), *_run_columns())
+claim_verdicts = Table(
+    "claim_verdicts", metadata, *_day_keys(*_claim_columns()), *_run_columns(),
+    comment="A claims mode (SPEC 2.1): one row per claim of a check-worthy sentence; empty in sentence mode")
+claim_citation_verdicts = Table(
+    "claim_citation_verdicts", metadata, *_day_keys(*_claim_citation_columns()), *_run_columns(),
+    comment="A claims mode: one row per link, a (claim, label) pair")
 recite_suggestions = Table(
     "recite_suggestions", metadata, *_day_keys(*_suggestion_columns()), *_run_columns(),
     comment="For each miscited sentence the passage(s) that support it; for each uncited but supported one, "
             "the citation to add")
+
+criteria_results = Table(
+    "criteria_results", metadata, *_day_keys(*_criteria_result_columns()), *_run_columns(),
+    comment="Each acceptance criterion decided on the day (SPEC 5.1); the day passes only when every one passes")
+answer_decisions = Table(
+    "answer_decisions", metadata, *_day_keys(*_answer_decision_columns()), *_run_columns(),
+    comment="Answers failing an `answers = true` criterion, with the criteria they fail")
 
 alerts = Table(
     "alerts", metadata,
@@ -326,15 +419,19 @@ stage_skipped = Table(
 )
 
 
-def _stage_copy(name: str, columns: list[Column]) -> Table:
+def _staged_copy(name: str, columns: list[Column]) -> Table:
     return Table(name, metadata, Column("run_id", String(64), primary_key=True), Column("day", Date, nullable=False),
                  *columns)
 
 
-stage_sentence_verdicts = _stage_copy("stage_sentence_verdicts", _sentence_columns())
-stage_citation_verdicts = _stage_copy("stage_citation_verdicts", _citation_columns())
-stage_daily_metrics = _stage_copy("stage_daily_metrics", _metric_columns())
-stage_recite_suggestions = _stage_copy("stage_recite_suggestions", _suggestion_columns())
+stage_sentence_verdicts = _staged_copy("stage_sentence_verdicts", _sentence_columns())
+stage_citation_verdicts = _staged_copy("stage_citation_verdicts", _citation_columns())
+stage_daily_metrics = _staged_copy("stage_daily_metrics", _metric_columns())
+stage_recite_suggestions = _staged_copy("stage_recite_suggestions", _suggestion_columns())
+stage_claim_verdicts = _staged_copy("stage_claim_verdicts", _claim_columns())
+stage_claim_citation_verdicts = _staged_copy("stage_claim_citation_verdicts", _claim_citation_columns())
+stage_criteria_results = _staged_copy("stage_criteria_results", _criteria_result_columns())
+stage_answer_decisions = _staged_copy("stage_answer_decisions", _answer_decision_columns())
 
 # --- the NLI judgment cache (SPEC §4): kept across runs, never part of a day -------------
 judgment_cache = Table(
@@ -421,73 +518,20 @@ calibrated_metrics = Table(
     comment="judge-only, human-only and prediction-powered (human-calibrated) metrics of a period",
 )
 
+# Each published output table and its staging copy (`stage_*`: one run's rows until the publish).
+# Words: a *step* is one unit of the job's sequence, the *staging* tables hold a run's rows between
+# steps, a judge *stage* is the cascade's first stage or its final (LLM) one, never more.
 OUTPUT_TABLES = {
     "sentence_verdicts": (sentence_verdicts, stage_sentence_verdicts),
     "citation_verdicts": (citation_verdicts, stage_citation_verdicts),
     "daily_metrics": (daily_metrics, stage_daily_metrics),
+    "claim_verdicts": (claim_verdicts, stage_claim_verdicts),
+    "claim_citation_verdicts": (claim_citation_verdicts, stage_claim_citation_verdicts),
     "recite_suggestions": (recite_suggestions, stage_recite_suggestions),
+    "criteria_results": (criteria_results, stage_criteria_results),
+    "answer_decisions": (answer_decisions, stage_answer_decisions),
 }
 STAGING_TABLES = (stage_turns, stage_judgments, stage_skipped, stage_sentence_verdicts, stage_citation_verdicts,
-                  stage_daily_metrics, stage_recite_suggestions)
+                  stage_daily_metrics, stage_recite_suggestions, stage_claim_verdicts, stage_claim_citation_verdicts,
+                  stage_criteria_results, stage_answer_decisions)
 SOURCE_TABLES = (source_turns, source_passages, reader_events)
-# Answer, passage and LLM text in what the BI role reads: refused to it unless `grant-bi --with-texts`
-# (the report pages that show the same texts need an Airflow login).
-BI_TEXT_COLUMNS = {
-    "sentence_verdicts": ("text", "llm", "best_windows"),  # the answer sentence, the LLM's output, passage excerpts
-    "recite_suggestions": ("sentence", "quote"),  # the answer sentence, the verified passage quote
-}
-# What a dashboard (the read-only BI role) may read: published outputs and their views.
-BI_READABLE = ("daily_metrics", "daily_metrics_wide", "sentence_verdicts", "citation_verdicts", "skipped_turns", "runs",
-               "recite_suggestions", "alerts", "judge_quality", "calibrated_metrics")
-
-
-def ddl(dialect_name: str = "postgresql") -> str:
-    """CREATE statements for every table, for `sql/schema.sql` (generated, checked by a test).
-
-    IF NOT EXISTS, so applying it twice is safe; Postgres also gets the table and column comments.
-    """
-    from sqlalchemy.dialects import postgresql, sqlite
-    from sqlalchemy.schema import CreateIndex, CreateTable, SetColumnComment, SetTableComment
-
-    dialects = {"postgresql": postgresql.dialect, "sqlite": sqlite.dialect}
-    if dialect_name not in dialects:
-        raise ValueError(f"no DDL dialect {dialect_name!r}; expected one of {sorted(dialects)}")
-    dialect = dialects[dialect_name]()
-    parts = ["-- Generated from include/citecheck/warehouse/tables.py by `python -m citecheck ddl`. Do not edit.\n"]
-    for table in metadata.sorted_tables:
-        statements: list[object] = [CreateTable(table, if_not_exists=True)]
-        statements += [CreateIndex(i, if_not_exists=True) for i in sorted(table.indexes, key=lambda i: i.name or "")]
-        if dialect_name == "postgresql":  # SQLite has no comments; Postgres keeps them for the analysts
-            statements += [SetTableComment(table)] if table.comment else []
-            statements += [SetColumnComment(c) for c in table.columns if c.comment]
-        for statement in statements:
-            text = str(statement.compile(dialect=dialect)).strip()  # type: ignore[attr-defined]
-            parts.append("\n".join(line.rstrip() for line in text.splitlines()) + ";\n")
-    return "\n".join(parts)
-
-
-def wide_view_sql() -> str:
-    """`sql/views.sql` (generated by `python -m citecheck ddl --views`, checked by a test): the
-    dashboard view `daily_metrics_wide`, one column per `metrics.HEADLINE_METRICS` (micro, overall
-    slice), and the 95% interval of each judged one."""
-    from citecheck.core.metrics import HEADLINE_METRICS, JUDGED_METRICS
-
-    columns = ["MAX(run_id) AS run_id", "MAX(config_hash) AS config_hash"]
-    for metric in HEADLINE_METRICS:
-        columns.append(f"MAX(CASE WHEN metric = '{metric}' THEN value END) AS {metric}")
-        if metric in JUDGED_METRICS:
-            columns += [f"MAX(CASE WHEN metric = '{metric}' THEN {c} END) AS {metric}_{c}"
-                        for c in METRIC_INTERVAL_COLUMNS]
-    columns.append(f"MAX(CASE WHEN metric = '{HEADLINE_METRICS[0]}' THEN answers END) AS answers")
-    return "\n".join([
-        "-- Generated from metrics.HEADLINE_METRICS by `python -m citecheck ddl --views`. Do not edit.",
-        "-- Dashboard view: the day's overall metrics, one column per headline metric (micro averaging);",
-        "-- a judged metric also has its 95% interval, <metric>_ci_low and <metric>_ci_high (docs/metrics.md).",
-        "CREATE OR REPLACE VIEW daily_metrics_wide AS",
-        "SELECT day,",
-        *[f"       {c}," for c in columns[:-1]],
-        f"       {columns[-1]}",
-        "FROM daily_metrics",
-        "WHERE slice_name = 'all' AND averaging = 'micro'",
-        "GROUP BY day;",
-    ]) + "\n"

@@ -25,6 +25,7 @@ from citecheck.core.metrics.definitions import (
     METRIC_NAMES,
     METRICS,
     MULTI_CITATION_SLICE_MIN,
+    STRUCTURAL_INTERVAL_METRICS,
     TURN_LEVEL_METRICS,
 )
 from citecheck.core.metrics.ratios import HARMONIC_MEANS, macro_values, ratios, values
@@ -46,6 +47,9 @@ JUDGED_COUNT_KEYS = tuple(dict.fromkeys(key for m, (num, den, _) in METRICS.item
 JUDGED_MACRO_NAMES = tuple(m for m in METRIC_NAMES if m in JUDGED_METRICS)
 INTERVAL_MEAN_KEYS = tuple(f"macro:{m}" for m in JUDGED_MACRO_NAMES)
 _ZEROS = (0,) * len(JUDGED_COUNT_KEYS)
+# What the intervals of the structural metrics that carry one sum per answer (every answer whose
+# counts for them are not all zero is a cluster): their numerators and denominators.
+STRUCTURAL_INTERVAL_KEYS = tuple(dict.fromkeys(key for m in STRUCTURAL_INTERVAL_METRICS for key in METRICS[m][:2]))
 _NUMBER = re.compile(r"\d")
 LANGUAGE_SLICE = "language"  # a built-in slice: the turn's language (SPEC §2.2), `und` when undetermined
 # The built-in sentence slices (SPEC §5): each one's test of a sentence; a slice's values are "yes"
@@ -62,6 +66,7 @@ class _SliceAccumulator:
     macro_sum: Counter[str] = field(default_factory=Counter)
     macro_n: Counter[str] = field(default_factory=Counter)
     spread: ClusterTotals | None = None  # sums over judged answers: the intervals
+    every: ClusterTotals | None = None  # sums over every answer: the structural metrics' intervals
 
     def add(self, counts: Counter[str], macro: list[tuple[str, float]] | None = None,
             interval_row: array | None = None) -> None:
@@ -79,6 +84,10 @@ class _SliceAccumulator:
             ns[name] = ns.get(name, 0) + 1
         if self.spread is not None and counts.get("selected_answers"):  # one cluster per judged answer
             self.spread.add(_interval_row(counts, macro) if interval_row is None else interval_row)
+        if self.every is not None:
+            row = [counts.get(key, 0) for key in STRUCTURAL_INTERVAL_KEYS]
+            if any(row):
+                self.every.add(row)
 
     def micro(self) -> dict[str, Ratio]:
         return ratios(self.counts)
@@ -112,6 +121,13 @@ class _SliceAccumulator:
             names.append(name)
             args.append((micro[name].value, variance,
                          min(spread.clusters_with(rd), spread.clusters_with(pd)), min(rx, px)))
+        every = self.every
+        for name in STRUCTURAL_INTERVAL_METRICS if every is not None else ():
+            if name in micro:
+                num, den, _ = METRICS[name]
+                names.append(name)
+                args.append((micro[name].value, every.ratio_variance(num, den), every.clusters_with(den),
+                             every.total(den)))
         return dict(zip(names, proportion_intervals(*zip(*args, strict=True)), strict=True))
 
     def macro_intervals(self) -> dict[str, Interval | None]:
@@ -167,7 +183,8 @@ class MetricAccumulator:
         acc = self._slices.get(key)
         if acc is None:
             spread = ClusterTotals(JUDGED_COUNT_KEYS, INTERVAL_MEAN_KEYS) if self.intervals else None
-            acc = self._slices[key] = _SliceAccumulator(spread=spread)
+            every = ClusterTotals(STRUCTURAL_INTERVAL_KEYS) if self.intervals and STRUCTURAL_INTERVAL_KEYS else None
+            acc = self._slices[key] = _SliceAccumulator(spread=spread, every=every)
         return acc
 
     def add(self, scored: ScoredTurn) -> Counter[str]:
@@ -220,7 +237,7 @@ class MetricAccumulator:
         micro = acc.micro()
         return {"micro": values(micro), "macro": values(acc.macro()),
                 "intervals": {avg: {m: interval_json(by.get(m)) for m in METRIC_NAMES
-                                    if m in JUDGED_METRICS and m in micro}
+                                    if (m in JUDGED_METRICS or m in STRUCTURAL_INTERVAL_METRICS) and m in micro}
                               for avg, by in spans.items()}}
 
     def rows(self) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from citecheck.core.languages import LANGUAGE_UNSUPPORTED
 from citecheck.core.metrics.definitions import (
     CLAIM_COUNT_KEYS,
     COUNT_KEYS,
@@ -81,6 +82,8 @@ def sentence_counts(scored: ScoredTurn, verdicts: Sequence[SentenceVerdict], *, 
             c["citations_on_non_claims"] += len(s.labels)
             continue
         attached = _count_check_worthy(c, s)
+        if s.figures:
+            _count_figures(c, s, attached)
         if scored.selected:
             _count_judged(c, v, attached)
         if claims_on:
@@ -137,6 +140,18 @@ def _count_check_worthy(c: Counter[str], s: Sentence) -> bool:
     return attached
 
 
+def _count_figures(c: Counter[str], s: Sentence, attached: bool) -> None:
+    """A check-worthy sentence with figures (SPEC §3 item 5): `uncited_figure_rate` (no resolved
+    citation) and `untraced_figure_rate` (attached, some figure in no cited passage; a sentence
+    whose cited passages all lack text cannot be traced and is left out)."""
+    c["figure_sentences"] += 1
+    if not attached:
+        c["uncited_figure_sentences"] += 1
+    elif any(f.traced is not None for f in s.figures):
+        c["traceable_figure_sentences"] += 1
+        c["untraced_figure_sentences"] += any(f.traced is False for f in s.figures)
+
+
 def _count_judged(c: Counter[str], v: SentenceVerdict, attached: bool) -> None:
     """A check-worthy sentence of a selected turn: `unjudged_rate`; when judged, recall (its verdict
     count), precision (credited of its citations), `support_rate_of_cited`, `faithfulness`, the
@@ -144,8 +159,11 @@ def _count_judged(c: Counter[str], v: SentenceVerdict, attached: bool) -> None:
     c["selected_sentences"] += 1
     if v.verdict == UNJUDGED:
         c["unjudged_sentences"] += 1
-        if v.judgment is not None and v.judgment.unjudged_reason == NO_SOURCE_TEXT:
+        reason = v.judgment.unjudged_reason if v.judgment is not None else None
+        if reason == NO_SOURCE_TEXT:
             c["no_source_text_sentences"] += 1
+        elif reason == LANGUAGE_UNSUPPORTED:
+            c["language_unsupported_sentences"] += 1
         return
     count_judged_sentence(c, v.verdict, faithful=v.faithful, attached=attached, citations=len(v.sentence.labels),
                           credited=sum(v.credited.values()))

@@ -6,7 +6,8 @@ What an entry says, and who reads it:
 
 - `numerator`, `denominator`, `scale`: the two counts (`core.metrics.counts`) whose `Ratio` the
   metric is, and its scale: 1 for a rate in [0, 1], 1000 for a count per 1,000 of the
-  denominator (`ratios`, the accumulator, `compare`, the monitor's sampling test).
+  denominator (`ratios`, the accumulator, `compare`, the monitor's sampling test); `average=True`
+  for a count per denominator unit that is no share (claims per sentence, >= 1: scale 1, not a rate).
 - `harmonic_mean_of`: a derived metric, the harmonic mean of two other metrics (F1 of recall and
   precision); it has no counts of its own. THE rule is `ratios.f1`; every consumer (micro, macro,
   intervals, `compare`, display) handles a derived metric from this field, never by name.
@@ -14,11 +15,9 @@ What an entry says, and who reads it:
   these carry intervals and estimate the day). Explicit on each entry, never guessed from a name.
 - `units`: the nouns of its numerator and denominator, as a person reads them ("opens",
   "answers"); `display.py` prints "43 opens / 324 answers".
-- `scale`, `average`, `rate`: 1 for a rate in [0, 1], 1000 for a count per 1,000 of the
-  denominator; `average=True` for a count per denominator unit (scale 1, not a rate).
 - `turn_level`: a metric of whole answers (sentence slices such as `has_number` leave it out).
 - `reader`: computed from reader events (null on a day that logs none; not in `score` output).
-- `headline`: its position among the headline metrics (CLI summary, `bin/run_dag.py`, `compare`,
+- `headline`: its position (unique) among the headline metrics (CLI summary, `bin/run_dag.py`, `compare`,
   the `daily_metrics_wide` view's columns, Superset and dbt), None when not one.
 - `tile`: its position among the daily report's tiles and trend charts, None when not one.
 - `report`: the other report sections that show it (`SLICES`, `AGREEMENT`, `NATIVE`, `READERS`).
@@ -27,8 +26,7 @@ What an entry says, and who reads it:
 - `calibrated`: the weekly review publishes its human-calibrated estimate (`review.calibrated`).
 - `claims`: a claims mode's metric (SPEC §2.1): its counts are `CLAIM_COUNT_KEYS`, and an output
   scored in sentence mode has neither (no row, no value: not zero).
-- `average`: a count per denominator unit that is no share (claims per sentence, >= 1): not a rate.
-- `bounds` (derived from `scale`): the range of its values (`invariants`, the validation gate);
+- `rate`, `judged` (derived); `bounds` (derived): the range of its values (`invariants`, the validation gate);
   `bi_format`: the d3 format BI tools show it with.
 
 Adding a metric is ONE entry in `REGISTRY` (in the order its rows are written), with its
@@ -69,7 +67,8 @@ SLICES = "slices"  # the slice table
 AGREEMENT = "agreement"  # judge agreement on the LLM's random sample (and its trend)
 NATIVE = "native"  # native-citation figures
 READERS = "readers"  # what readers did with the citations
-REPORT_SECTIONS = (SLICES, AGREEMENT, NATIVE, READERS)
+UNCHECKED = "unchecked"  # what could not be checked and why (the unjudged sentences by reason)
+REPORT_SECTIONS = (SLICES, AGREEMENT, NATIVE, READERS, UNCHECKED)
 
 
 class Watch(NamedTuple):
@@ -99,6 +98,7 @@ class Metric:
     calibrated: bool = False
     claims: bool = False
     average: bool = False
+    interval: bool = False  # a structural rate that still carries a 95% interval (answers as clusters)
 
     @property
     def judged(self) -> bool:
@@ -164,6 +164,13 @@ REGISTRY: tuple[Metric, ...] = (
              (f"{kind} pointer problems", "citations")) for kind in POINTER_PROBLEM_KINDS),
     Metric("unverified_citation_share", "unverified_citations", "citations", S, ("unverified", "citations"),
            report=(NATIVE,)),
+    # figures traceable to the cited text (SPEC §3 item 5), every turn: attached sentences with a
+    # figure none of their cited passages states; sentences with a figure and no resolved citation
+    Metric("untraced_figure_rate", "untraced_figure_sentences", "traceable_figure_sentences", S,
+           ("with an untraced figure", "attached sentences with figures"), report=(SLICES,), interval=True,
+           watch=Watch(abs=0.05)),
+    Metric("uncited_figure_rate", "uncited_figure_sentences", "figure_sentences", S,
+           ("with a figure and no citation", "sentences with figures"), interval=True, watch=Watch(abs=0.05)),
     # judged, the turns selected for judging, unjudged sentences excluded (SPEC §4-5)
     Metric("citation_recall", SUPPORTED, "judged_sentences", J, (SUPPORTED, _JS), headline=2, tile=1,
            report=(SLICES,), watch=Watch(abs=0.05),
@@ -184,10 +191,13 @@ REGISTRY: tuple[Metric, ...] = (
     Metric("partial_rate", PARTIAL, "judged_sentences", J, (PARTIAL, _JS)),
     Metric("contradicted_rate", CONTRADICTED, "judged_sentences", J, (CONTRADICTED, _JS)),
     Metric("unjudged_rate", "unjudged_sentences", "selected_sentences", J, (UNJUDGED, "selected sentences"),
-           headline=12, tile=12, watch=Watch(abs=0.02)),
+           headline=12, tile=12, watch=Watch(abs=0.02), report=(UNCHECKED,)),
     # of those, sentences whose cited sources were all logged without text (no judge could see them)
     Metric("no_source_text_rate", "no_source_text_sentences", "selected_sentences", J,
-           ("without source text", "selected sentences"), report=(NATIVE,)),
+           ("without source text", "selected sentences"), report=(NATIVE, UNCHECKED)),
+    # of those, sentences in a language no judge reads (SPEC §2.2: no NLI model for it, no LLM judge)
+    Metric("language_unsupported_rate", "language_unsupported_sentences", "selected_sentences", J,
+           ("language unsupported", "selected sentences"), report=(UNCHECKED,)),
     # judge agreement on the LLM's random sample (SPEC §5): does the first stage agree with the LLM?
     Metric("first_stage_agreement", "first_stage_agree", "agreement_sample", J, ("agree", "sampled sentences"),
            report=(AGREEMENT,)),
@@ -213,9 +223,10 @@ REGISTRY: tuple[Metric, ...] = (
            ("claims", "check-worthy sentences"), claims=True, average=True),
     Metric("claim_attachment_rate", "claim_attached", "check_worthy_claims", S,
            ("attached claims", "check-worthy claims"), claims=True),
-    Metric("claim_recall", "supported_claims", "judged_claims", J, ("supported claims", "judged claims"), claims=True),
+    Metric("claim_recall", "supported_claims", "judged_claims", J, ("supported claims", "judged claims"), claims=True,
+           watch=Watch(abs=0.05)),
     Metric("claim_precision", "credited_claim_links", "judged_claim_links", J,
-           ("credited claim links", "judged claim links"), claims=True),
+           ("credited claim links", "judged claim links"), claims=True, watch=Watch(abs=0.05)),
     Metric("claim_faithfulness", "faithful_claims", "judged_claims", J, ("faithful claims", "judged claims"),
            claims=True),
     Metric("claim_judged_attachment_rate", "judged_claim_attached", "judged_claims", J,
@@ -227,7 +238,7 @@ REGISTRY: tuple[Metric, ...] = (
     Metric("claim_unsupported_rate", "unsupported_claims", "judged_claims", J,
            ("unsupported claims", "judged claims"), claims=True),
     Metric("partially_supported_rate", PARTIALLY_SUPPORTED, "judged_sentences", J, (PARTIALLY_SUPPORTED, _JS),
-           claims=True),
+           claims=True, watch=Watch(abs=0.05)),
     # derived from two metrics, not from counts: THE harmonic mean (`ratios.f1`)
     Metric("citation_f1", None, None, J, ("", ""), harmonic_mean_of=("citation_recall", "citation_precision"),
            headline=4, tile=3),
@@ -275,6 +286,7 @@ def views(registry: tuple[Metric, ...]) -> dict[str, Any]:
         "METRIC_NAMES": (*names(m for m in registry if not m.derived), *derived),
         "RATE_METRICS": names(m for m in registry if m.rate and not m.derived) + derived,
         "JUDGED_METRICS": frozenset(m.name for m in registry if m.judged),
+        "STRUCTURAL_INTERVAL_METRICS": names(m for m in registry if m.interval and not m.judged),
         "READER_METRICS": names(m for m in registry if m.reader),
         "TURN_LEVEL_METRICS": frozenset(m.name for m in registry if m.turn_level),
         "HEADLINE_METRICS": headline,
@@ -292,12 +304,18 @@ DERIVED: tuple[str, ...] = _VIEWS["DERIVED"]
 METRIC_NAMES: tuple[str, ...] = _VIEWS["METRIC_NAMES"]
 RATE_METRICS: tuple[str, ...] = _VIEWS["RATE_METRICS"]
 JUDGED_METRICS: frozenset[str] = _VIEWS["JUDGED_METRICS"]
+# Structural metrics with intervals all the same (the figure rates): every answer a cluster.
+STRUCTURAL_INTERVAL_METRICS: tuple[str, ...] = _VIEWS["STRUCTURAL_INTERVAL_METRICS"]
 READER_METRICS: tuple[str, ...] = _VIEWS["READER_METRICS"]
 # Metrics of whole answers: a slice of sentences (has_number, multi_citation) does not have them.
 TURN_LEVEL_METRICS: frozenset[str] = _VIEWS["TURN_LEVEL_METRICS"]
 # The rates a dashboard leads with: the CLI summary, `bin/run_dag.py`, `citecheck compare` and the
 # `daily_metrics_wide` view (one column each), in this order.
 HEADLINE_METRICS: tuple[str, ...] = _VIEWS["HEADLINE_METRICS"]
+# A claims mode's columns of the `daily_metrics_wide` view, after its headline columns (null on a
+# day scored in sentence mode).
+_WIDE_CLAIMS = frozenset({"claims_per_sentence", "claim_recall", "claim_precision", "partially_supported_rate"})
+WIDE_CLAIM_METRICS: tuple[str, ...] = tuple(m for m in METRIC_NAMES if m in _WIDE_CLAIMS)
 # The headline metrics a scored file has without the warehouse's reader events (`score`, `compare`).
 SCORED_HEADLINE_METRICS: tuple[str, ...] = _VIEWS["SCORED_HEADLINE_METRICS"]
 # The daily report's tiles and trend charts: the headline rates a reader acts on, with the
@@ -320,7 +338,8 @@ COUNT_KEYS = (
     "agreement_sample_llm_supported", "agreement_sample_llm_unsupported", "first_stage_false_pass",
     "first_stage_false_fail", "answers_rewrite_or_block", "pointer_problem_citations",
     *(f"pointer_problem_citations_{kind}" for kind in POINTER_PROBLEM_KINDS), "unverified_citations",
-    "no_source_text_sentences", *READER_COUNT_KEYS,
+    "no_source_text_sentences", "language_unsupported_sentences", *READER_COUNT_KEYS, "figure_sentences",
+    "uncited_figure_sentences", "traceable_figure_sentences", "untraced_figure_sentences",
 )
 # Each range a metric's values can have -> (the rule that checks it, what it checks); `invariants`
 # and the validation gate check every metric against its range under this rule's name.

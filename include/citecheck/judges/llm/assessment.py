@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from citecheck.core.model import Judgment
-from citecheck.core.vocabulary import FULL, JUDGE_VERDICTS, REPLY_SUPPORTED, UNJUDGED, verdict_of_reply
+from citecheck.core.vocabulary import FULL, LLM_ONLY_VERDICTS, REPLY_SUPPORTED, UNJUDGED, verdict_of_reply
 from citecheck.judges.derive import derive_judgment, liu_credit
 
 
@@ -83,7 +83,7 @@ def judgment_of(
         together=assessment.verdict == REPLY_SUPPORTED,
         rest_known=False,
         joint_elsewhere=lambda: elsewhere,
-        verdict=mapped if (mapped := verdict_of_reply(assessment.verdict)) in JUDGE_VERDICTS else None,
+        verdict=mapped if (mapped := verdict_of_reply(assessment.verdict)) in LLM_ONLY_VERDICTS else None,
         credit=liu_credit(assessment.verdict, levels),
         detail=detail,
     )

@@ -32,7 +32,7 @@ from citecheck.judges.llm.assessment import Assessment
 from citecheck.judges.llm.batch_state import BatchStateStore
 from citecheck.judges.llm.config import LLMConfig
 from citecheck.judges.llm.prompt import REASK_NOTE
-from citecheck.judges.llm.replies import MalformedReply
+from citecheck.judges.llm.replies import parse_reply
 from citecheck.judges.llm.requests import AnswerRequest, estimate_request
 
 log = logging.getLogger(__name__)
@@ -73,18 +73,7 @@ class SplitReader:
                 "output_config": {"format": {"type": "json_schema", "schema": SPLIT_SCHEMA}}}
 
     def parse(self, message: Any) -> dict[str, Any]:
-        if message.stop_reason in ("max_tokens", "model_context_window_exceeded"):
-            raise MalformedReply(f"reply cut off ({message.stop_reason})")
-        text = "".join(getattr(block, "text", "") for block in message.content if block.type == "text")
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise MalformedReply(f"reply is not valid JSON (line {exc.lineno} column {exc.colno})") from None
-        error = next(iter(_VALIDATOR.iter_errors(data)), None)
-        if error is not None:
-            where = "/".join(str(p) for p in error.absolute_path) or "top level"
-            raise MalformedReply(f"reply breaks the schema at {where} ({error.validator})")
-        return data
+        return parse_reply(message, _VALIDATOR)
 
     def assess(self, request: AnswerRequest, data: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
         entries = {entry["id"]: entry for entry in data["sentences"]}

@@ -24,8 +24,9 @@ class MalformedReply(ValueError):
     """A reply that cannot be read as the contract object (the reason never quotes the reply)."""
 
 
-def parse_reply(message: Any) -> dict[str, Any]:
-    """The reply object of a Message, validated against REPLY_SCHEMA."""
+def parse_reply(message: Any, validator: jsonschema.protocols.Validator | None = None) -> dict[str, Any]:
+    """The reply object of a Message, validated against REPLY_SCHEMA (or `validator`'s schema: the
+    claim splitter's)."""
     if message.stop_reason in ("max_tokens", "model_context_window_exceeded"):
         raise MalformedReply(f"reply cut off ({message.stop_reason})")
     text = "".join(getattr(block, "text", "") for block in message.content if block.type == "text")
@@ -33,7 +34,7 @@ def parse_reply(message: Any) -> dict[str, Any]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise MalformedReply(f"reply is not valid JSON (line {exc.lineno} column {exc.colno})") from None
-    error = next(iter(_VALIDATOR.iter_errors(data)), None)
+    error = next(iter((validator or _VALIDATOR).iter_errors(data)), None)
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "top level"
         raise MalformedReply(f"reply breaks the schema at {where} ({error.validator})")

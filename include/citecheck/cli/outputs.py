@@ -15,6 +15,8 @@ def add_metrics(sub: Any) -> None:
     p = sub.add_parser("metrics", help="print a published day's metrics")
     options.add_day(p)
     options.add_json(p, help="JSON list of rows")
+    p.add_argument("--slice", help="print this slice's rows (e.g. language, answer_length, attribute:model), "
+                                   "one line per value and metric (default: all)")
     p.set_defaults(func=cmd_metrics)
 
 
@@ -44,17 +46,29 @@ def add_suggestions(sub: Any) -> None:
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
-    from citecheck.warehouse.published import day_metrics
+    from citecheck.warehouse.read_model import day_metrics
 
-    rows = day_metrics(warehouse(), args.day)
+    engine = warehouse()
+    rows = day_metrics(engine, args.day)
     if args.json:
         write_json(rows, None)
         return EXIT_OK
     from citecheck.core.metrics.display import metric_line
+    from citecheck.features.gate import format_gate
+    from citecheck.warehouse.read_model import day_decision
 
-    overall = {r["metric"]: r for r in rows if r["slice_name"] == "all" and r["averaging"] == "micro"}
-    for row in overall.values():
-        print(metric_line(row, overall))
+    decision = day_decision(engine, args.day)
+    if decision is not None and not args.slice:  # the day's acceptance criteria (SPEC 5.1) first
+        print(format_gate(decision, heading=f"decision of {args.day}"))
+        print()
+    wanted = args.slice or "all"
+    values = sorted({r["slice_value"] for r in rows if r["slice_name"] == wanted})
+    for value in values:
+        day_rows = {r["metric"]: r for r in rows
+                    if r["slice_name"] == wanted and r["slice_value"] == value and r["averaging"] == "micro"}
+        prefix = "" if wanted == "all" else f"{value:<10}"
+        for row in day_rows.values():
+            print(prefix + metric_line(row, day_rows))
     return EXIT_OK
 
 
@@ -78,7 +92,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_alerts(args: argparse.Namespace) -> int:
     from citecheck.core.alert_groups import alert_groups, echo_summary, slice_label
     from citecheck.core.metrics.display import format_value
-    from citecheck.warehouse.published import alerts_between
+    from citecheck.warehouse.read_model import alerts_between
 
     alerts = alerts_between(warehouse(), args.from_, args.to)
     if args.json:  # every stored alert, each with its group_id and whether it is folded
@@ -108,7 +122,7 @@ def cmd_alerts(args: argparse.Namespace) -> int:
 def cmd_suggestions(args: argparse.Namespace) -> int:
     import csv
 
-    from citecheck.warehouse.published import SUGGESTION_COLUMNS, day_suggestions
+    from citecheck.warehouse.read_model import SUGGESTION_COLUMNS, day_suggestions
 
     rows = day_suggestions(warehouse(), args.day)
     if args.format == "json":

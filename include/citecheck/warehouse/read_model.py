@@ -15,6 +15,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from citecheck.core.vocabulary import PARTIALLY_SUPPORTED
 from citecheck.warehouse import tables as T
 
 METRIC_ROW_COLUMNS = ("day", "slice_name", "slice_value", "metric", "averaging", "numerator", "denominator", "value",
@@ -82,7 +83,8 @@ def published_config_hash(engine: Engine, day: dt.date) -> str | None:
 
 def published_row_counts(conn: Connection, day: dt.date) -> dict[str, int]:
     """Rows of the day per published table (what a publish reports, and the Asset's metadata)."""
-    tables = {name: final for name, (final, _stage) in T.OUTPUT_TABLES.items()} | {"skipped_turns": T.skipped_turns}
+    tables = {name: published for name, (published, _staged) in T.OUTPUT_TABLES.items()}
+    tables["skipped_turns"] = T.skipped_turns
     return {name: conn.execute(sa.select(sa.func.count()).select_from(t).where(t.c.day == day)).scalar_one()
             for name, t in tables.items()}
 
@@ -105,20 +107,98 @@ def published_run(engine: Engine, day: dt.date) -> dict[str, Any] | None:
 
 # --- sentence_verdicts, recite_suggestions, alerts, judge_quality, reports ----------------------
 
+# How an untraced figure is written in the stored `figures` JSON (json.dumps, both dialects).
+_UNTRACED = '%"traced": false%'
+
+
 def flagged_sentences(engine: Engine, day: dt.date, verdicts: Sequence[str], limit: int) -> list[dict[str, Any]]:
-    """Check-worthy sentences of the day with one of `verdicts`, worst first: in the order of
-    `verdicts`, then highest contradiction, then lowest support score; at most `limit` rows."""
+    """Check-worthy sentences of the day with one of `verdicts` or with an untraced figure (SPEC
+    3.5), worst first: in the order of `verdicts` (untraced figures alone after them), then
+    highest contradiction, then lowest support score; at most `limit` rows."""
     c = T.sentence_verdicts.c
-    rank = sa.case({v: i for i, v in enumerate(verdicts)}, value=c.verdict)
+    rank = sa.case({v: i for i, v in enumerate(verdicts)}, value=c.verdict, else_=len(verdicts))
     query = (sa.select(c.turn_id, c.sentence_index, c.conversation_id, c.text, c.labels, c.unknown_labels,
                        c.verdict, c.score, c.contradiction, c.supported_elsewhere_by, c.judge, c.judge_version,
-                       c.reason, c.llm, c.best_windows)
-             .where(c.day == day, c.verdict.in_(list(verdicts)), c.check_worthy.is_(True))
+                       c.reason, c.llm, c.best_windows, c.figures)
+             .where(c.day == day, c.check_worthy.is_(True),
+                    sa.or_(c.verdict.in_(list(verdicts)), sa.cast(c.figures, sa.Text).like(_UNTRACED)))
              .order_by(rank, c.contradiction.desc().nulls_last(), c.score.asc().nulls_last(), c.turn_id,
                        c.sentence_index)
              .limit(limit))
     with engine.connect() as conn:
         return [dict(r) for r in conn.execute(query).mappings()]
+
+
+def untraced_figure_sentences(engine: Engine, day: dt.date, limit: int) -> list[dict[str, Any]]:
+    """Check-worthy sentences of the day with a figure that no resolved cited passage states
+    (SPEC 3.5), whatever their verdict, by turn and sentence; at most `limit` rows."""
+    c = T.sentence_verdicts.c
+    query = (sa.select(c.turn_id, c.sentence_index, c.conversation_id, c.text, c.labels, c.verdict, c.figures)
+             .where(c.day == day, c.check_worthy.is_(True), sa.cast(c.figures, sa.Text).like(_UNTRACED))
+             .order_by(c.turn_id, c.sentence_index).limit(limit))
+    with engine.connect() as conn:
+        rows = [dict(r) for r in conn.execute(query).mappings()]
+    return [r for r in rows if any(f.get("traced") is False for f in r["figures"] or ())]
+
+
+def day_decision(engine: Engine, day: dt.date) -> dict[str, Any] | None:
+    """The day's acceptance decision (SPEC 5.1): `decision` (pass only when every criterion
+    passes), each criterion's row, the criteria hash, and the failing answers with their
+    check-worthy sentences; None when the day was published without criteria."""
+    from citecheck.core.criteria import overall_decision
+
+    r, a, sv = T.criteria_results.c, T.answer_decisions.c, T.sentence_verdicts.c
+    with engine.connect() as conn:
+        rows = [dict(x) for x in conn.execute(sa.select(T.criteria_results).where(r.day == day)).mappings()]
+        if not rows:
+            return None
+        answers = [dict(x) for x in conn.execute(
+            sa.select(a.turn_id, a.criteria_failed).where(a.day == day).order_by(a.turn_id)).mappings()]
+        sentences: dict[str, list[dict[str, Any]]] = {}
+        turn_ids = [x["turn_id"] for x in answers]
+        for start in range(0, len(turn_ids), 500):
+            query = (sa.select(sv.turn_id, sv.sentence_index, sv.text, sv.verdict, sv.figures)
+                     .where(sv.day == day, sv.turn_id.in_(turn_ids[start:start + 500]), sv.check_worthy.is_(True))
+                     .order_by(sv.turn_id, sv.sentence_index))
+            for x in conn.execute(query).mappings():
+                sentences.setdefault(x["turn_id"], []).append(dict(x))
+    order = {name: i for i, name in enumerate(_criteria_order(rows))}
+    rows.sort(key=lambda x: order[x["criterion"]])
+    for x in answers:
+        x["sentences"] = sentences.get(x["turn_id"], [])
+    return {"day": day.isoformat(), "decision": overall_decision(x["decision"] for x in rows), "criteria": rows,
+            "criteria_hash": rows[0]["criteria_hash"], "answers_failing": answers}
+
+
+def _criteria_order(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """Failing criteria first, then no_data, then passing ones; by name within each."""
+    rank = {"fail": 0, "no_data": 1, "pass": 2}
+    return [x["criterion"] for x in sorted(rows, key=lambda x: (rank.get(x["decision"], 3), x["criterion"]))]
+
+
+def partially_supported_sentences(engine: Engine, day: dt.date, limit: int) -> list[dict[str, Any]]:
+    """A claims mode: the day's `partially_supported` sentences (some claims supported, some not)
+    with their claims (`claims`: index, text, verdict, supported_elsewhere_by), at most `limit`."""
+    c, k = T.sentence_verdicts.c, T.claim_verdicts.c
+    query = (sa.select(c.turn_id, c.sentence_index, c.text, c.labels)
+             .where(c.day == day, c.verdict == PARTIALLY_SUPPORTED)
+             .order_by(c.turn_id, c.sentence_index).limit(limit))
+    with engine.connect() as conn:
+        rows = [dict(r) for r in conn.execute(query).mappings()]
+        if not rows:
+            return []
+        claims = conn.execute(
+            sa.select(k.turn_id, k.sentence_index, k.claim_index, k.text, k.verdict, k.supported_elsewhere_by)
+            .where(k.day == day, k.turn_id.in_({r["turn_id"] for r in rows}))
+            .order_by(k.turn_id, k.sentence_index, k.claim_index)).mappings().all()
+    by_sentence: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for claim in claims:
+        by_sentence.setdefault((claim["turn_id"], claim["sentence_index"]), []).append(
+            {"index": claim["claim_index"], "text": claim["text"], "verdict": claim["verdict"],
+             "supported_elsewhere_by": claim["supported_elsewhere_by"]})
+    for row in rows:
+        row["claims"] = by_sentence.get((row["turn_id"], row["sentence_index"]), [])
+    return rows
 
 
 def day_suggestions(engine: Engine, day: dt.date) -> list[dict[str, Any]]:

@@ -1,16 +1,17 @@
 """The published tables as a BI tool sees them: names, columns, SQL types, which are views. One place for
 what `bi.dbt` and `bi.superset` both describe (the tables from `warehouse.tables`, the wide view's
-columns as `tables.wide_view_sql` builds them from `metrics.HEADLINE_METRICS`)."""
+columns as `ddl.wide_view_sql` builds them from `metrics.HEADLINE_METRICS`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from citecheck.core.metrics import HEADLINE_METRICS, JUDGED_METRICS
+from citecheck.core.metrics import HEADLINE_METRICS, JUDGED_METRICS, WIDE_CLAIM_METRICS
 from citecheck.warehouse import tables as T
+from citecheck.warehouse.grants import BI_READABLE
 
 VIEWS = frozenset({"daily_metrics_wide"})
-TABLES = T.BI_READABLE
+TABLES = BI_READABLE
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,8 @@ def wide_view_columns() -> list[PublishedColumn]:
                                      f"{c} of the 95% interval of {metric} (precomputed, that day only)")
                      for c in T.METRIC_INTERVAL_COLUMNS]
     cols.append(PublishedColumn("answers", "INTEGER", "answers the day's metrics cover"))
+    cols += [PublishedColumn(metric, "FLOAT", f"{metric}, overall slice, micro averaging (a claims mode; null in "
+                                              "sentence mode)") for metric in WIDE_CLAIM_METRICS]
     return cols
 
 

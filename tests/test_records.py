@@ -1,0 +1,77 @@
+"""One sentence row shape (`citecheck.core.records`): the warehouse row, the CLI's JSON and the
+`+` join of labels are projections of one record, and the job selects the judged share with the
+same rule `score` can use (`citecheck.core.selection`)."""
+
+from __future__ import annotations
+
+from citecheck.core.config import Config
+from citecheck.core.model import Judgment
+from citecheck.core.pipeline import judge_items, score, structure_turns
+from citecheck.core.records import (
+    STRUCTURAL_FIELDS,
+    VERDICT_FIELDS,
+    citation_rows,
+    join_labels,
+    sentence_json,
+    sentence_record,
+    sentence_row,
+    split_labels,
+)
+from citecheck.core.selection import Selection, is_selected
+from citecheck.core.turns import turn_from_dict
+from citecheck.core.verdicts import decide
+from citecheck.judges.recorded import RecordedJudge
+from citecheck.warehouse import tables as T
+
+TURN = {
+    "turn_id": "t1", "conversation_id": "c1", "turn_index": 0, "answered_at": "2026-11-23T10:00:00Z",
+    "question": "q", "answer": "Paris is the capital of France [S1][S2]. Its population is 2.1 million [S3].",
+    "context": [{"label": "S1", "text": "Paris is the capital of France."},
+                {"label": "S2", "text": "France is in Europe."},
+                {"label": "S3", "text": "About 2.1 million people live in Paris."}],
+}
+
+
+def _verdicts():
+    st = next(structure_turns([turn_from_dict(TURN)], Config()))
+    items = judge_items(st)
+    judgment = Judgment(cited=False, alone={"S1": False, "S2": False}, rest={"S1": False, "S2": False},
+                        elsewhere=("S3",), faithful=True, judge="recorded", judge_version="1")
+    return st, [decide(s, judgment if s.index == items[0].sentence_index else None, selected=True)
+                for s in st.sentences]
+
+
+def test_labels_join_and_split_back():
+    assert join_labels(["S3", "S1"]) == "S3+S1"
+    assert split_labels("S3+S1") == ("S3", "S1")
+    assert join_labels([]) is None and split_labels(None) == () and split_labels("") == ()
+
+
+def test_the_warehouse_row_and_the_json_are_projections_of_one_record():
+    st, verdicts = _verdicts()
+    table_columns = {c.name for c in T.sentence_verdicts.columns} - {"day", "run_id", "config_hash", "judge_versions"}
+    for v in verdicts:
+        record = sentence_record(v)
+        row = sentence_row(v, st.turn_id, st.turn.conversation_id)
+        assert set(row) == table_columns  # every column filled, nothing the table lacks
+        assert row["sentence_index"] == record["index"]
+        assert all(row[k] == record[k] for k in (*STRUCTURAL_FIELDS, *VERDICT_FIELDS)
+                   if k not in ("index", "unjudged_reason"))
+        assert row["reason"] == (record["unjudged_reason"] or record["non_claim_reason"])
+        shown = sentence_json(v)
+        assert all(shown[k] == record[k] for k in (*STRUCTURAL_FIELDS, *VERDICT_FIELDS))
+        assert {c.name for c in T.citation_verdicts.columns} - {"day", "run_id", "config_hash", "judge_versions"} \
+            >= {k for r in citation_rows(v, st.turn_id) for k in r}
+        assert split_labels(row["supported_elsewhere_by"]) == v.supported_elsewhere_by
+    assert any(v.supported_elsewhere_by for v in verdicts)  # the `+` join was exercised
+
+
+def test_score_judges_only_the_selected_share_when_given_the_jobs_selection():
+    turns = [turn_from_dict({**TURN, "turn_id": f"t{i}", "conversation_id": f"c{i}"}) for i in range(40)]
+    selection = Selection(share=0.5, salt="citecheck-v1")
+    judge = RecordedJudge({})
+    report = score(turns, judge, Config(), selection=selection)
+    picked = {s.turn_id for s in report.scored if s.selected}
+    assert picked == {t.turn_id for t in turns if is_selected(t.turn_id, 0.5, "citecheck-v1")}
+    assert 0 < len(picked) < len(turns)
+    assert all(s.selected for s in score(turns, judge, Config()).scored)
