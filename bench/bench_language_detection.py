@@ -17,18 +17,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from bench_hot_spots import cpu_name  # bench/ is on the path when run as a script
+
 DATA = Path(__file__).parent / "data" / "short_answers_languages.json"
 REPEAT = 5
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def _lingua(languages: str, low_accuracy: bool):

@@ -15,7 +15,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from bench_language_detection import cpu_name
+from bench_hot_spots import cpu_name
 
 from citecheck.core.config import Config
 from citecheck.core.languages import turn_language

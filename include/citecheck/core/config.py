@@ -144,14 +144,6 @@ class Config:
         return re.compile(self.label_separator)
 
     @cached_property
-    def refusal_res(self) -> tuple[re.Pattern[str], ...]:
-        return tuple(re.compile(p, re.IGNORECASE) for p in self.refusal_patterns)
-
-    @cached_property
-    def non_claim_res(self) -> tuple[re.Pattern[str], ...]:
-        return tuple(re.compile(p, re.IGNORECASE) for p in self.non_claim_patterns)
-
-    @cached_property
     def _language_rules(self) -> dict[str, LanguageRules]:
         return {}
 
@@ -270,18 +262,21 @@ def config_from_mapping(data: dict[str, Any]) -> Config:
                 raise ConfigError(f"config: unknown key {section}.{key}")
             values[name] = _coerce(name, types[name], value)
     config = replace(Config(), **values, extra=extra)
-    for attr in ("marker_re", "separator_re", "refusal_res", "non_claim_res"):
+    for attr in ("marker_re", "separator_re"):
         try:
             getattr(config, attr)
         except re.error as exc:
             raise ConfigError(f"config: invalid regular expression for {attr}: {exc}") from exc
-    for code in sorted({c for c, _, _ in config.languages}):
+    # the check-worthiness patterns: [check_worthiness] (English and languages without defaults),
+    # then each [languages.<code>] section's
+    for code in ("und", *sorted({c for c, _, _ in config.languages})):
         rules = config.rules_for(code)
+        where = "[check_worthiness]" if code == "und" else f"[languages.{code}]"
         for attr in ("refusal_res", "non_claim_res"):
             try:
                 getattr(rules, attr)
             except re.error as exc:
-                raise ConfigError(f"config: invalid regular expression in [languages.{code}] {attr}: {exc}") from exc
+                raise ConfigError(f"config: invalid regular expression in {where} {attr}: {exc}") from exc
     if config.assume_zone != "refuse":
         from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 

@@ -37,6 +37,8 @@ _PIECES = re.compile(r"(?<=[.!?\u3002\uff01\uff1f])\s*|\n+")
 _LETTER = re.compile(r"[^\W\d_]")
 MIN_CONFIDENCE = 0.3  # below this normalised probability the detector's guess is no answer
 SURE = 0.95  # a whole answer detected this surely is one language: no per-sentence vote
+MAX_VOTES = 8  # sentences read of a long answer, evenly spread over it (detection cost stays bounded)
+MAX_PIECE_CHARS = 300  # of each
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +75,15 @@ def logged_language(attributes: Mapping[str, Any]) -> tuple[str | None, bool]:
     return None, False
 
 
+def sampled(text: str) -> str:
+    """A long text as `MAX_VOTES` windows of `MAX_PIECE_CHARS` spread evenly over it (one per
+    line), so a 10 MB answer costs what a page does (py3langid's time grows with the text)."""
+    if len(text) <= MAX_VOTES * MAX_PIECE_CHARS:
+        return text
+    stride = (len(text) - MAX_PIECE_CHARS) // (MAX_VOTES - 1)
+    return "\n".join(text[k * stride:k * stride + MAX_PIECE_CHARS] for k in range(MAX_VOTES))
+
+
 def detection_text(answer: str) -> str:
     """The answer as the detector reads it: without markers, URLs and code."""
     return _MARKUP.sub(" ", answer)
@@ -95,15 +106,21 @@ def detect_language(text: str) -> str:
 
     The whole text first: a sure answer (`SURE`) is the language. Otherwise each sentence the
     detector is sure enough of (`MIN_CONFIDENCE`) votes with its number of letters; with no vote,
-    the whole text's answer if sure enough, else `und`.
+    the whole text's answer if sure enough, else `und`. A long text is read as `MAX_VOTES`
+    sentences spread evenly over it, each cut at `MAX_PIECE_CHARS`.
     """
     if not _LETTER.search(text):
         return UNDETERMINED
+    text = sampled(text)
+    pieces = [p[:MAX_PIECE_CHARS] for p in _PIECES.split(text) if p and _LETTER.search(p)]
+    if len(pieces) > MAX_VOTES:  # sentences spread evenly over the text
+        step = (len(pieces) - 1) / (MAX_VOTES - 1)
+        pieces = [pieces[round(k * step)] for k in range(MAX_VOTES)]
+        text = " ".join(pieces)
     whole, confidence = _classify(text)
     if confidence >= SURE:
         return whole
     votes: Counter[str] = Counter()
-    pieces = [p for p in _PIECES.split(text) if p and _LETTER.search(p)]
     if len(pieces) > 1:
         for piece in pieces:
             code, sure = _classify(piece)
@@ -120,5 +137,5 @@ def turn_language(attributes: Mapping[str, Any], answer: str) -> TurnLanguage:
     code, repaired = logged_language(attributes)
     if code is not None:
         return TurnLanguage(code, LOGGED)
-    return TurnLanguage(detect_language(detection_text(answer)), DETECTED,
+    return TurnLanguage(detect_language(detection_text(sampled(answer))), DETECTED,
                         INVALID_LANGUAGE_TAG if repaired else None)
