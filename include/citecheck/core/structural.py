@@ -201,7 +201,8 @@ def structure_turn(turn: Turn, config: Config, history: ConversationHistory | No
             if history is not None and history.is_stale(turn.conversation_id, turn.turn_index, lab)
         )
         worthy, reason = check_worthiness(parsed.text, config, language.code)
-        resolved = tuple(dict.fromkeys(lab for lab in parsed.labels if lab not in unknown))
+        unknown_set = frozenset(unknown)
+        resolved = tuple(dict.fromkeys(lab for lab in parsed.labels if lab not in unknown_set))
         figures = sentence_figures(parsed.text, resolved, turn, figures_language) if worthy else ()
         sentences.append(Sentence(
             index=i,
