@@ -58,7 +58,7 @@ def _assert_one_clean_version(engine: sa.Engine, run_id: str) -> dict[str, list[
 # the moment the connection drops: (step, first statement pattern or None for its commit, nth,
 # which version readers must see before the retry)
 DROPS = {
-    "extract: opening the run": ("extract", r"SELECT count\(\*\) FROM \(", 1, "old"),
+    "extract: opening the run": ("extract", r"(?:--[^\n]*\n)*SELECT count\(\*\) FROM ", 1, "old"),
     "structural: mid extraction, 2nd passage read": ("structural", r"SELECT .*FROM source_passages", 2, "old"),
     "judge_shard: staging judgments": ("judge_shard", r"INSERT INTO stage_judgments", 1, "old"),
     "aggregate: staging metric rows": ("aggregate", r"INSERT INTO stage_daily_metrics", 1, "old"),
