@@ -109,8 +109,8 @@ def test_the_notifier_sends_the_days_alerts_without_answer_or_passage_text(
     assert message["From"] == "citecheck@example.com"
     assert "2026-11-30" in message["Subject"] and "2 metric alert" in message["Subject"]
     body = message.get_body(("html", "plain")).get_content()
-    for text in ("unknown_label_rate", "overall", "0.005", "0.031", "multi_citation_share",
-                 "attribute:model=m2", "0.021", "0.118", "https://airflow.example.com/citecheck/report/2026-11-30"):
+    for text in ("unknown_label_rate", "overall", "0.5%", "3.1%", "multi_citation_share",
+                 "attribute:model=m2", "2.1%", "11.8%", "https://airflow.example.com/citecheck/report/2026-11-30"):
         assert text in body, text
     orbit = load_fixture("orbit_labs.json")
     texts = [p["text"][:40] for t in orbit["turns"] for p in t["context"]]
