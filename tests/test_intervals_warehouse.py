@@ -13,6 +13,7 @@ import sqlalchemy as sa
 from citecheck import demo, job
 from citecheck import warehouse as W
 from citecheck.core.metrics import JUDGED_METRICS
+from citecheck.core.metrics.definitions import STRUCTURAL_INTERVAL_METRICS
 from citecheck.warehouse import tables as T
 
 DAY = dt.date(2026, 11, 24)
@@ -44,7 +45,8 @@ def test_published_rows_carry_intervals_around_their_values(published):
     judged = [r for r in rows if r["metric"] in JUDGED_METRICS and r["value"] is not None]
     assert judged and all(r["ci_low"] is not None for r in judged if r["answers"] >= 2 and r["slice_name"] == "all")
     for row in rows:
-        if row["metric"] not in JUDGED_METRICS or row["value"] is None:
+        with_interval = row["metric"] in JUDGED_METRICS or row["metric"] in STRUCTURAL_INTERVAL_METRICS
+        if not with_interval or row["value"] is None:
             assert row["ci_low"] is None and row["ci_high"] is None, row
         elif row["ci_low"] is not None:
             assert 0 <= row["ci_low"] <= row["value"] <= row["ci_high"] <= 1, row
