@@ -16,10 +16,11 @@ import argparse
 import datetime as dt
 import json
 import os
-import platform
 import time
 from dataclasses import replace
 from pathlib import Path
+
+from bench_hot_spots import cpu_name  # the one CPU naming of bench/ (run as `python bench/NAME.py`)
 
 from citecheck.core.claims import split_problem, split_turn
 from citecheck.core.claims.rules import RulesSplitter, split_sentence
@@ -31,16 +32,6 @@ from citecheck.demo.days import generate
 GOAL_RATIO = 2.0
 TABLE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "claim_splits.json"
 
-
-def _cpu() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as info:
-            for line in info:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def main() -> None:
@@ -69,7 +60,7 @@ def main() -> None:
     claims = sum(len(v) for st in split for v in (st.claims or {}).values())
     split_sentences = sum(len(v) > 1 for st in split for v in (st.claims or {}).values())
     rejected = sum(st.claim_splits_rejected for st in split)
-    print(f"CPU: {_cpu()}, 1 core pinned; {len(turns)} turns, {sentences} sentences ({worthy} check-worthy)")
+    print(f"CPU: {cpu_name()}, 1 core pinned; {len(turns)} turns, {sentences} sentences ({worthy} check-worthy)")
     print(f"structural pass : {sentences / best_structural:10.0f} sentences/s ({best_structural:.3f} s)")
     print(f"claims pass     : {sentences / best_claims:10.0f} sentences/s ({best_claims:.3f} s, rules splitter "
           f"on the check-worthy sentences, verification included)")

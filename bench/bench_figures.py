@@ -17,8 +17,9 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
-import platform
 import time
+
+from bench_hot_spots import cpu_name  # the one CPU naming of bench/ (run as `python bench/NAME.py`)
 
 from citecheck.core import figures
 from citecheck.core.config import Config
@@ -29,16 +30,6 @@ from citecheck.demo.days import generate
 
 GOAL_RATIO = 0.5
 
-
-def _cpu() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as info:
-            for line in info:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def main() -> None:
@@ -71,7 +62,7 @@ def main() -> None:
     worthy = [s for st in structured for s in st.sentences if s.check_worthy]
     with_figures = [s for s in worthy if s.figures]
     untraced = sum(any(f.traced is False for f in s.figures) for s in with_figures)
-    print(f"CPU: {_cpu()}, 1 core pinned; {len(turns)} turns, {sentences} sentences ({len(worthy)} check-worthy)")
+    print(f"CPU: {cpu_name()}, 1 core pinned; {len(turns)} turns, {sentences} sentences ({len(worthy)} check-worthy)")
     print(f"structural pass, figures included : {sentences / best_total:10.0f} sentences/s ({best_total:.3f} s)")
     print(f"figures pass alone                : {sentences / best_figures:10.0f} sentences/s ({best_figures:.3f} s)")
     print(f"structural pass without figures   : {sentences / rest:10.0f} sentences/s ({rest:.3f} s, the difference)")
