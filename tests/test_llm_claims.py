@@ -71,7 +71,7 @@ def test_score_in_llm_mode_judges_each_claim(fake: FakeAnthropic):
 
 
 def test_a_split_that_adds_a_figure_is_rejected_and_counted(fake: FakeAnthropic):
-    fake.grader = splits_as({SENTENCE: ["The Starter plan costs 40 units a month.", CLAIMS[1]]})
+    fake.grader = splits_as({SENTENCE: ["The Starter plan costs 45 units a month.", CLAIMS[1]]})
     [st] = judge_from_spec(spec()).claim_splitter().split_turns(_structured())
     assert st.claims == {0: (SENTENCE,)} and st.claim_splits_rejected == 1
 

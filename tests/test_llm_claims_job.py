@@ -115,7 +115,7 @@ def test_a_rerun_of_the_day_asks_nothing(engine, fake: FakeAnthropic):
 
 
 def test_a_split_that_adds_a_figure_is_rejected_and_counted(engine, fake: FakeAnthropic):
-    fake.grader = claim_splits_as({SENTENCE: ["The Starter plan costs 40 units a month.", CLAIMS[1]]})
+    fake.grader = claim_splits_as({SENTENCE: ["The Starter plan costs 45 units a month.", CLAIMS[1]]})
     out = run_day(loaded(engine), DAY, settings())
     assert claim_texts(engine, "claims-plan") == [SENTENCE]
     assert split_stats(engine, out["run_id"])["claim_splits_rejected"] == 1

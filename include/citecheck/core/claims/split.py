@@ -60,7 +60,7 @@ def apply_splits(st: StructuredTurn, splits: dict[int, Sequence[str]], max_claim
             continue
         texts = tuple(normalise_statement(c) if isinstance(c, str) else c for c in proposed)
         if texts != (s.text,):
-            problem = split_problem(s.text, texts, max_claims)
+            problem = split_problem(s.text, texts, max_claims, st.language)
             if problem is not None:
                 log.debug("turn %s sentence %d: split rejected: %s", st.turn_id, s.index, problem)
                 rejected += 1
