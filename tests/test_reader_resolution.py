@@ -135,6 +135,12 @@ def test_an_answer_without_events_on_a_logged_day_has_zero_unresolved_and_a_day_
     assert len(rows) == 2 * (1 + len(UNRESOLVED_REASONS)) and all(r["value"] is None for r in rows)
 
 
+def test_the_monitor_watches_the_unresolved_share_by_default():
+    from citecheck.features.monitor import DEFAULT_METRICS
+
+    assert "unresolved_event_share" in DEFAULT_METRICS  # a step is the app's event logging changing
+
+
 def test_resolved_rates_and_unresolved_reasons_are_published_by_the_daily_run(engine, tmp_path, capsys, monkeypatch):
     """Through the CLI on SQLite and PostgreSQL: load turns and events, run the day, read `metrics`."""
     import json
@@ -182,6 +188,12 @@ def test_resolved_rates_and_unresolved_reasons_are_published_by_the_daily_run(en
     assert fraction("unresolved_event_share") == (4, 9, pytest.approx(4 / 9))
     assert {reason: fraction(f"unresolved_event_share_{reason}")[0] for reason in UNRESOLVED_REASONS} == dict.fromkeys(
         UNRESOLVED_REASONS, 1)
+    from citecheck.warehouse import read_model
+
+    stats = read_model.published_run(engine, dt.date.fromisoformat(day))["stats"]  # the run's counts
+    stats = json.loads(stats) if isinstance(stats, str) else stats
+    assert {k: v for k, v in stats["counts"].items() if k.startswith("unresolved_events")} == {
+        "unresolved_events": 4, **{f"unresolved_events_{reason}": 1 for reason in UNRESOLVED_REASONS}}
 
     # the daily report's reader panel lists the unresolved events by reason, beside the rates
     from citecheck.report import build_report

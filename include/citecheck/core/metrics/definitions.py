@@ -220,7 +220,7 @@ REGISTRY: tuple[Metric, ...] = (
     # events that name no citation of their answer (`reader_events.resolve_event`): counted apart,
     # never in the rates above; all reasons, then each reason (an app's logging problem)
     Metric("unresolved_event_share", "unresolved_events", "reader_events", S, ("unresolved events", "reader events"),
-           turn_level=True, reader=True, report=(READERS,)),
+           turn_level=True, reader=True, report=(READERS,), watch=Watch(abs=0.02, rel=0.5)),  # the app's logging
     *(Metric(f"unresolved_event_share_{reason}", UNRESOLVED_PREFIX + reason, "reader_events", S,
              (f"{reason} events", "reader events"), turn_level=True, reader=True) for reason in UNRESOLVED_REASONS),
     # claims (SPEC §2.1), in a claims mode only: a link is one (claim, label) pair; structural over
