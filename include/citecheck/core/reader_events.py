@@ -128,25 +128,39 @@ class Resolution:
     reason: str | None = None
 
 
-def answer_citations(verdicts: Sequence[Any]) -> dict[int, frozenset[str]]:
-    """Sentence index -> the labels it cites, for every sentence of an answer (its `SentenceVerdict`s)."""
-    return {v.sentence.index: frozenset(v.sentence.labels) for v in verdicts}
+@dataclass(frozen=True, slots=True)
+class AnswerCitations:
+    """An answer's citations, looked up both ways (built once per answer: each event resolves in
+    constant time, whatever the answer's size)."""
+
+    labels_of: Mapping[int, frozenset[str]]  # sentence index -> the labels it cites (every sentence)
+    citations_of: Mapping[str, frozenset[Citation]]  # label -> its citations (sentence index, label)
 
 
-def resolve_event(event: ReaderEvent, cited: Mapping[int, frozenset[str]]) -> Resolution:
-    """The citations `event` names in an answer whose sentences cite `cited` (`answer_citations`),
-    or why it names none (see the module doc)."""
+def answer_citations(verdicts: Sequence[Any]) -> AnswerCitations:
+    """The citations of an answer, from its `SentenceVerdict`s (one per sentence)."""
+    labels_of = {v.sentence.index: frozenset(v.sentence.labels) for v in verdicts}
+    by_label: dict[str, set[Citation]] = {}
+    for index, labels in labels_of.items():
+        for label in labels:
+            by_label.setdefault(label, set()).add((index, label))
+    return AnswerCitations(labels_of, {label: frozenset(found) for label, found in by_label.items()})
+
+
+def resolve_event(event: ReaderEvent, cited: AnswerCitations) -> Resolution:
+    """The citations `event` names in an answer (`answer_citations`), or why it names none (see
+    the module doc)."""
     label, index = event.label, event.sentence_index
     if label is None:
         return Resolution(reason=NO_LABEL)
-    if index is None:
-        found = frozenset((i, label) for i, labels in cited.items() if label in labels)
-        return Resolution(found) if found else Resolution(reason=UNKNOWN_LABEL)
-    if not any(label in labels for labels in cited.values()):
+    found = cited.citations_of.get(label)
+    if not found:
         return Resolution(reason=UNKNOWN_LABEL)
-    if index not in cited:
+    if index is None:
+        return Resolution(found)
+    if index not in cited.labels_of:
         return Resolution(reason=UNKNOWN_SENTENCE)
-    if label not in cited[index]:
+    if label not in cited.labels_of[index]:
         return Resolution(reason=LABEL_NOT_IN_SENTENCE)
     return Resolution(frozenset({(index, label)}))
 
