@@ -12,7 +12,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, select
+from sqlalchemy import Engine, Table, create_engine, select
 
 from citecheck.judges.cache import CacheKey, Probabilities
 from citecheck.warehouse.tables import judgment_cache
@@ -40,7 +40,7 @@ class SQLCache:
         with self.engine.connect() as conn:
             for (model, revision), pairs in wanted.items():
                 sentences = sorted({sentence for sentence, _ in pairs})
-                for chunk in _chunks(sentences, _READ_CHUNK):
+                for chunk in chunked(sentences, _READ_CHUNK):
                     stmt = select(t.sentence_hash, t.window_hash, t.probabilities).where(
                         t.model == model, t.revision == revision, t.sentence_hash.in_(chunk)
                     )
@@ -58,27 +58,28 @@ class SQLCache:
         if not rows:
             return
         with self.engine.begin() as conn:
-            for chunk in _chunks(rows, _WRITE_CHUNK):
-                conn.execute(_insert_ignoring_duplicates(self.engine.dialect.name), chunk)
+            for chunk in chunked(rows, _WRITE_CHUNK):
+                conn.execute(insert_ignoring_duplicates(judgment_cache, self.engine.dialect.name), chunk)
 
     def describe(self) -> str:
         return self.engine.url.render_as_string(hide_password=True)
 
 
-def _insert_ignoring_duplicates(dialect: str) -> Any:
-    """INSERT … ON CONFLICT DO NOTHING, so two runs filling the same keys never fail."""
+def insert_ignoring_duplicates(table: Table, dialect: str) -> Any:
+    """INSERT … ON CONFLICT DO NOTHING into a cache table, so two runs filling the same keys never
+    fail (the judgment cache's and the claim split cache's)."""
     if dialect == "postgresql":
         from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-        return pg_insert(judgment_cache).on_conflict_do_nothing()
+        return pg_insert(table).on_conflict_do_nothing()
     if dialect == "sqlite":
         from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-        return sqlite_insert(judgment_cache).on_conflict_do_nothing()
-    raise ValueError(f"judgment cache: no insert-or-ignore for dialect {dialect!r} (use SQLite or Postgres)")
+        return sqlite_insert(table).on_conflict_do_nothing()
+    raise ValueError(f"{table.name}: no insert-or-ignore for dialect {dialect!r} (use SQLite or Postgres)")
 
 
-def _chunks(items: Sequence[Any], size: int) -> Iterable[list[Any]]:
+def chunked(items: Sequence[Any], size: int) -> Iterable[list[Any]]:
     it = iter(items)
     while chunk := list(islice(it, size)):
         yield chunk
