@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import Engine, create_engine, select
 
 from citecheck.judges.cache import CacheKey, Probabilities
+from citecheck.warehouse.engine import insert_ignoring_duplicates
 from citecheck.warehouse.tables import judgment_cache
 
 _READ_CHUNK = 2000  # sentence hashes per SELECT, well within SQLite's and Postgres' parameter limits
@@ -59,23 +60,12 @@ class SQLCache:
             return
         with self.engine.begin() as conn:
             for chunk in _chunks(rows, _WRITE_CHUNK):
-                conn.execute(_insert_ignoring_duplicates(self.engine.dialect.name), chunk)
+                conn.execute(insert_ignoring_duplicates(judgment_cache, self.engine.dialect.name), chunk)
 
     def describe(self) -> str:
         return self.engine.url.render_as_string(hide_password=True)
 
 
-def _insert_ignoring_duplicates(dialect: str) -> Any:
-    """INSERT … ON CONFLICT DO NOTHING, so two runs filling the same keys never fail."""
-    if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert as pg_insert
-
-        return pg_insert(judgment_cache).on_conflict_do_nothing()
-    if dialect == "sqlite":
-        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
-        return sqlite_insert(judgment_cache).on_conflict_do_nothing()
-    raise ValueError(f"judgment cache: no insert-or-ignore for dialect {dialect!r} (use SQLite or Postgres)")
 
 
 def _chunks(items: Sequence[Any], size: int) -> Iterable[list[Any]]:
