@@ -85,12 +85,14 @@ def citation_metrics_daily():
 
         return extract(day_run())
 
+    # In `[claims] mode = "llm"` it also splits the claims with the LLM (one Message Batch, which a
+    # retry reattaches to), so it gets the Anthropic key.
     @task
     def structural(extracted: dict) -> list[int]:
-        """Runs the structural checks; returns the shards that hold turns to judge."""
+        """Runs the structural checks (and the claim split); returns the shards that hold turns to judge."""
         from citecheck.job import structural
 
-        return structural(day_run(extracted))["shards"]
+        return structural(day_run(extracted, with_anthropic_key=True))["shards"]
 
     @task(pool="nli", queue=NLI_QUEUE, max_active_tis_per_dagrun=8, multiple_outputs=False)
     def judge_shard(extracted: dict, shard: int) -> dict:

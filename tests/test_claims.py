@@ -92,12 +92,50 @@ def test_a_split_may_not_add_a_figure_or_a_capitalised_word():
     assert split_problem(sentence, ok, 20) is None
     assert "It" in split_problem(sentence, ["It includes weekend support."], 20)  # "It": not in the sentence
     assert split_problem("The plan is cheap; it includes support.", ["It includes support."], 20) is None
-    assert "figure" in split_problem(sentence, ["The Starter plan costs 40 units a month."], 20)
+    assert "figure" in split_problem(sentence, ["The Starter plan costs 45 units a month."], 20)
     assert "figure" in split_problem(sentence, ["The Starter plan costs fifty units a month."], 20)
     assert "Paris" in split_problem(sentence, ["The Starter plan includes weekend support in Paris."], 20)
     assert "empty" in split_problem(sentence, ["The Starter plan costs forty units a month.", "  "], 20)
     assert "more than 20" in split_problem(sentence, ["The Starter plan."] * 21, 20)
     assert split_problem("It costs 1,000 euros.", ["It costs 1000 euros."], 20) is None
+
+
+def test_figures_are_compared_by_value_as_the_figure_reader_reads_them():
+    """One figure reader (`core.figures`): a figure is the same whatever its written form, and a
+    unit the sentence lacks is added content."""
+    sentence = "The Starter plan costs forty units a month and includes weekend support."
+    assert split_problem(sentence, ["The Starter plan costs 40 units a month."], 20) is None  # forty = 40
+    assert "figure" in split_problem("Growth was 12 and costs fell.", ["Growth was 12%."], 20)  # a unit added
+    assert split_problem("Growth was 12% and costs fell.", ["Growth was 12.", "Costs fell."], 20) is None
+    assert "figure" in split_problem("The office opens on 3 March.", ["The office opens on 4 March."], 20)
+
+
+@pytest.mark.parametrize(("language", "sentence", "same", "added"), [
+    ("es", "El plan cuesta veinte euros al mes e incluye soporte.",
+     "El plan cuesta 20 euros al mes.", "El plan cuesta veintidós euros al mes."),
+    ("es", "El plan cuesta veinte euros al mes e incluye soporte.",
+     "El plan incluye soporte.", "El plan incluye soporte durante treinta días."),
+    ("de", "Der Tarif kostet zwanzig Euro im Monat und enthält Support.",
+     "Der Tarif kostet 20 Euro im Monat.", "Der Tarif enthält Support für dreißig Tage."),
+    ("de", "Der Zinssatz liegt bei 2,5 Prozent und steigt.",
+     "Der Zinssatz liegt bei 2,5 %.", "Der Zinssatz liegt bei 3,5 Prozent."),
+], ids=["es-number-word", "es-added-word", "de-number-word", "de-decimal-comma"])
+def test_a_claim_adding_a_figure_is_caught_in_the_turns_language(language, sentence, same, added):
+    assert split_problem(sentence, [same], 20, language) is None
+    problem = split_problem(sentence, [added], 20, language)
+    assert problem is not None and "figure" in problem
+
+
+def test_a_claim_adding_a_foreign_number_word_is_caught_in_a_turn_of_that_language():
+    """The turn's language decides how its claims are read: "zwanzig" in a German turn is 20."""
+    answer = "Der Tarif kostet zehn Euro im Monat und enthält Support [S1]."
+    turn = turn_from_dict({"turn_id": "t", "answer": answer, "language": "de",
+                           "context": [{"label": "S1", "text": "Passage."}]})
+    st = next(structure_turns([turn], Config()))
+    sentence = st.sentences[0].text
+    split = split_turn(st, RecordedSplitter({sentence: ["Der Tarif kostet zwanzig Euro im Monat.",
+                                                        "Der Tarif enthält Support."]}), 20)
+    assert st.language == "de" and split.claims == {0: (sentence,)} and split.claim_splits_rejected == 1
 
 
 def _structured(answer: str, splits: dict[str, list[str]], max_claims: int = 20):

@@ -11,7 +11,6 @@ import pytest
 import sqlalchemy as sa
 
 from citecheck import demo
-from citecheck.core.config import ConfigError
 from citecheck.job import JobSettings, run_day
 from citecheck.warehouse import init_warehouse, load_turns
 from citecheck.warehouse import tables as T
@@ -94,13 +93,6 @@ def test_init_warehouse_adds_the_claim_tables_to_an_older_warehouse(engine):
 def test_claim_text_is_a_bi_text_column():
     assert BI_TEXT_COLUMNS["claim_verdicts"] == ("text",)
     assert {"claim_verdicts", "claim_citation_verdicts"} <= set(BI_READABLE)
-
-
-def test_the_daily_job_refuses_the_llm_claims_mode():
-    from dataclasses import replace
-
-    with pytest.raises(ConfigError, match="citecheck score"):
-        JobSettings(config=replace(JobSettings().config, claims_mode="llm"))
 
 
 @pytest.mark.slow

@@ -16,7 +16,8 @@ from citecheck.judges import judge_from_spec
 from citecheck.judges.llm.batch_state import JsonFileBatchStateStore
 from citecheck.judges.llm.claims import SPLIT_PROMPT_VERSION, split_key
 from helpers import load_fixture
-from helpers.fake_anthropic import FakeAnthropic, serve_with_env, supported_everywhere
+from helpers.fake_anthropic import FakeAnthropic, serve_with_env
+from helpers.fake_anthropic import claim_splits_as as splits_as
 
 FIXTURE = load_fixture("claims.json")
 PLAN = FIXTURE["turns"]["plan"]
@@ -34,22 +35,12 @@ def spec(**fields: Any) -> dict[str, Any]:
     return {"kind": "anthropic", "max_retries": 1, "backoff_base_s": 0.001, "timeout_s": 5, **fields}
 
 
-def splits_as(claims_of: dict[str, list[str]]):
-    """A grader answering split requests from a table (judge requests: every sentence supported)."""
-    def grader(sentences: list[dict[str, Any]], passages: dict[str, str]) -> dict[str, Any]:
-        if sentences and "cites" in sentences[0]:
-            return supported_everywhere(sentences, passages)
-        return {"sentences": [{"id": s["id"], "claims": claims_of.get(s["text"], [s["text"]])} for s in sentences]}
-    return grader
-
-
 def _structured():
     return list(structure_turns([turn_from_dict(PLAN)], LLM_MODE))
 
 
 def _split_requests(fake: FakeAnthropic) -> list[dict[str, Any]]:
-    return [r for r in fake.requests if r["path"].endswith("/v1/messages")
-            and "split the sentences" in r["body"]["system"][0]["text"]]
+    return fake.split_messages()
 
 
 def test_a_good_reply_splits_the_sentence_with_a_cached_prompt_and_a_schema(fake: FakeAnthropic):
@@ -80,7 +71,7 @@ def test_score_in_llm_mode_judges_each_claim(fake: FakeAnthropic):
 
 
 def test_a_split_that_adds_a_figure_is_rejected_and_counted(fake: FakeAnthropic):
-    fake.grader = splits_as({SENTENCE: ["The Starter plan costs 40 units a month.", CLAIMS[1]]})
+    fake.grader = splits_as({SENTENCE: ["The Starter plan costs 45 units a month.", CLAIMS[1]]})
     [st] = judge_from_spec(spec()).claim_splitter().split_turns(_structured())
     assert st.claims == {0: (SENTENCE,)} and st.claim_splits_rejected == 1
 

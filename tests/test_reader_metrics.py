@@ -40,9 +40,9 @@ ORBIT_1_EVENTS = (
     _e(8, "citation_opened", "S4", 3),  # opened without a logged shown event: it was shown
     _e(9, "source_reported", "S2", 2),  # miscited: judged, not credited
     _e(10, "source_reported", "S1", 1),  # credited
-    _e(11, "source_reported", "S3"),  # no sentence: S3 wherever cited (1, 3, 4), credited in none
-    _e(12, "source_reported", "S1", 5),  # sentence 5 cites nothing: not a judged citation
-    _e(13, "source_reported"),  # no label: a report, but no citation
+    _e(11, "source_reported", "S3"),  # no sentence: S3 wherever cited (1, 3, 4: three citations), credited in none
+    _e(12, "source_reported", "S1", 5),  # sentence 5 cites nothing: a report, unresolved (label_not_in_sentence)
+    _e(13, "source_reported"),  # no label: a report, unresolved (no_label)
 )
 ORBIT_2_EVENTS = (_e(14, "source_reported", "S1", 0, turn="orbit-2"),)  # orbit-2 sentence 0 [S1]: credited
 EVENTS = {"orbit-1": ORBIT_1_EVENTS, "orbit-2": ORBIT_2_EVENTS}
@@ -63,13 +63,20 @@ def test_numerators_and_denominators_of_the_three_metrics():
     assert fractions == {
         "citation_open_rate": (2, 5),  # opened {1:S1, 3:S4} / shown {0:S2, 1:S1, 1:S3, 2:S2, 3:S4}
         "citation_opens_per_1000_answers": (3000, 3),  # 3 open events over the day's 3 answers
-        "source_reports_per_1000_answers": (6000, 3),  # 5 + 1 report events
-        # orbit-1 2:S2 and S3 not credited, 1:S1 credited, 5:S1 not judged; orbit-2 0:S1 credited
-        "reported_citation_unsupported_share": (2, 4),
+        "source_reports_per_1000_answers": (6000, 3),  # 5 + 1 report events, resolved or not
+        # orbit-1 2:S2, 1:S3, 3:S3, 4:S3 not credited, 1:S1 credited; orbit-2 0:S1 credited (issue 31:
+        # a label-only report names each citation of the label, no longer one citation judged as a whole)
+        "reported_citation_unsupported_share": (4, 6),
+        # e12 and e13 name no citation of orbit-1, of the day's 14 events
+        "unresolved_event_share": (2, 14),
+        "unresolved_event_share_no_label": (1, 14),
+        "unresolved_event_share_unknown_label": (0, 14),
+        "unresolved_event_share_unknown_sentence": (0, 14),
+        "unresolved_event_share_label_not_in_sentence": (1, 14),
     }
     share = rows["reported_citation_unsupported_share"]
     assert "reported_citation_unsupported_share" in JUDGED_METRICS
-    assert share["ci_low"] is not None and share["ci_low"] < 0.5 < share["ci_high"]  # answers as clusters
+    assert share["ci_low"] is not None and share["ci_low"] < 4 / 6 < share["ci_high"]  # answers as clusters
     assert rows["citation_open_rate"]["ci_low"] is None  # counted on every turn, not an estimate
     assert rows["source_reports_per_1000_answers"]["answers"] == 3
 

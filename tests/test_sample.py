@@ -317,7 +317,8 @@ def test_cli_sample_then_score_runs_offline_end_to_end(tmp_path):
 PINNED_CLI_FILES = {
     "turns.jsonl": "3a8e15d90b5686c49e55967a621b6722016298716d3feaf357a4952e20d71dc6",
     "judge.json": "152df897c22f7172bd269e4cf6d32b1a023c7357fd0a648d053e36658c128277",
-    "config.toml": "657eabd18978f195a42e7d5601f2f4415dbf35249654e50a8e620313164be110",
+    # config.toml: since the demo ships its acceptance criteria (issue 30, demo.files.DEMO_CRITERIA)
+    "config.toml": "9cf086239733ac5ebd880d8a63e84bb579d3c2974b4220962a9d32d462325c49",
 }
 # SHA-256 of write_turns_jsonl + write_judge bytes of generate(day, days, turns_per_day, seed)
 PINNED_DAYS = {

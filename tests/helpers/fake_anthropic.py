@@ -142,6 +142,15 @@ class FakeAnthropic:
     def message_requests(self) -> list[dict[str, Any]]:
         return [r for r in self.requests if r["method"] == "POST" and r["path"] == "/v1/messages"]
 
+    def split_messages(self) -> list[dict[str, Any]]:
+        """The claim splitter's direct Messages requests (bodies with the claims rubric)."""
+        return [r for r in self.message_requests() if is_split_request(r["body"])]
+
+    def split_batches(self) -> list[_Batch]:
+        """The batches the claim splitter submitted (every request in them is a split request)."""
+        return [b for b in self.batches.values() if b.requests and all(
+            is_split_request(r["params"]) for r in b.requests)]
+
     # -- request handling ------------------------------------------------------------------
     def _dispatch(self, handler: BaseHTTPRequestHandler, method: str) -> None:
         length = int(handler.headers.get("content-length") or 0)
@@ -347,6 +356,27 @@ def grade_by_id(entries: Mapping[str, dict[str, Any]]) -> Grader:
 
     def grader(sentences: list[dict[str, Any]], passages: dict[str, str]) -> dict[str, Any]:
         return {"sentences": [entries[s["id"]] for s in sentences if s["id"] in entries]}
+
+    return grader
+
+
+def is_split_request(params: Mapping[str, Any]) -> bool:
+    """Whether a Messages body is the LLM claim splitter's (its system prompt is the claims rubric)."""
+    system = params.get("system") or [{}]
+    return "split the sentences" in (system[0].get("text", "") if isinstance(system, list) else system)
+
+
+def claim_splits_as(claims_of: Mapping[str, Any] | str) -> Grader:
+    """A grader answering split requests from a table of sentence text → claims (a sentence not in
+    it: its own text; a string instead of a reply object: sent as is, a malformed reply) and judge
+    requests with every sentence supported."""
+
+    def grader(sentences: list[dict[str, Any]], passages: dict[str, str]) -> Any:
+        if sentences and "cites" in sentences[0]:
+            return supported_everywhere(sentences, passages)
+        if isinstance(claims_of, str):
+            return claims_of
+        return {"sentences": [{"id": s["id"], "claims": claims_of.get(s["text"], [s["text"]])} for s in sentences]}
 
     return grader
 

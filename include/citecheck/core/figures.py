@@ -590,6 +590,27 @@ def same_figure(stated: Figure, cited: Figure) -> bool:
     return a[1] == b[1] and (a[2] == b[2] or not a[2] or not b[2])
 
 
+def figures_added(text: str, source: str, language: str = DEFAULT_LANGUAGE) -> tuple[Figure, ...]:
+    """The figures of `text` that `source` does not state (a claim's against its sentence, SPEC
+    §2.1): a figure is stated when `source` has one of the same kind group and value, whatever the
+    written form ("forty", "40"), and with the same unit when `text` gives one (a currency or a
+    percent `source` lacks is added; one `text` leaves out is not)."""
+    figures = find_figures(text, language)
+    if not figures:
+        return ()
+    stated: dict[tuple[str, str], set[str]] = {}
+    for figure in find_figures(source, language):
+        group, value, unit = _unit(figure)
+        stated.setdefault((group, value), set()).add(unit)
+    added = []
+    for figure in figures:
+        group, value, unit = _unit(figure)
+        units = stated.get((group, value))
+        if units is None or (unit and unit not in units):
+            added.append(figure)
+    return tuple(added)
+
+
 def trace_figures(figures: Iterable[Figure], passages: Sequence[str] | None,
                   language: str = DEFAULT_LANGUAGE) -> tuple[Figure, ...]:
     """Each figure with `traced` decided against the texts of the sentence's resolved cited

@@ -15,7 +15,8 @@ monitor to find. The bugs:
 - Cohere: the app trimmed the answer's leading line break after the citations were made, so each
   citation's `start`/`end` select text one character late;
 - Gemini: the app logs the supports of the streamed chunks, whose `partIndex` names no part of
-  the final candidate; and for web grounding, pages whose text the app did not log
+  the final candidate (each is still placed, by its `segment.text`, and counted as a pointer
+  problem); and for web grounding, pages whose text the app did not log
   (`no_source_text`, not a bug).
 """
 
@@ -73,12 +74,13 @@ def provider_turn(rng: random.Random, conv: Conversation, primary: KBPassage, qu
                  "unsupported": (here,)}[kind]
         supported_by = (f"D{here}",) if kind != "unsupported" else ()
         sent = Sent(text, kind, supported_by=supported_by)
-        unplaced = buggy and answer_format == "gemini"  # no part to place the citation in
         for i in cites:
             label = _url(context[i - offset]) if buggy and answer_format.startswith("openai") else f"D{i}"
             sent.citations.append({"label": label, "valid": not buggy})
-        sent.labels = [] if unplaced else [c["label"] for c in sent.citations]
-        if cites and not unplaced and all(i in web_missing for i in cites):
+        # every citation is placed (SPEC §3.4): a Gemini support whose partIndex names no part
+        # still lands on the one sentence its `segment.text` occurs in
+        sent.labels = [c["label"] for c in sent.citations]
+        if cites and not buggy and all(i in web_missing for i in cites):  # a bugged pointer counts as unknown
             sent.kind = "no_source_text"
         sents.append(sent)
         claims.append(Claim(text[:-1], cites, stop=text[-1], after_stop=bool(options.get("parts"))

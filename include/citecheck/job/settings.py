@@ -51,6 +51,7 @@ class JobSettings:
     def __post_init__(self) -> None:
         object.__setattr__(self, "min_turns", min_turns_setting(self.min_turns))
         check_step_sections(self.config)
+        check_llm_claims(self.judge_spec, self.config)
         in_config = self.config.extra.get("criteria")
         if in_config is not None:
             if self.criteria and self.criteria.source != "config":
@@ -99,16 +100,29 @@ def check_step_sections(config: Config) -> None:
 
 
 def check_claims_mode(config: Config) -> None:
-    """The daily job splits claims in the `rules` and `recorded` modes (a recorded file is read and
-    checked here, before extract); the `llm` mode splits in `citecheck score` only, so a job
-    configured with it is refused rather than run with every sentence left whole."""
-    from citecheck.core.claims import ClaimsError, splitter_for
+    """The daily job splits claims in every mode: `rules` and `recorded` at the structural pass (a
+    recorded file is read and checked here, before extract), `llm` right after it with the run's
+    LLM judge (`check_llm_claims` checks that judge when the settings are built)."""
+    from citecheck.core.claims import splitter_for
 
-    if config.claims_mode == "llm":
-        raise ClaimsError('claims.mode = "llm" splits in `citecheck score`; the daily job splits with "rules" or '
-                          '"recorded" (a file of splits, e.g. written from a scored run)')
     if config.claims_on:
         splitter_for(config)
+
+
+def check_llm_claims(judge_spec: Mapping[str, Any], config: Config) -> None:
+    """`[claims] mode = "llm"` needs an LLM judge to split with: an `anthropic` judge, or a cascade
+    escalating to one (its model and budget are the splitter's). Raises `ClaimsError`."""
+    from citecheck.core.claims import ClaimsError
+
+    if config.claims_mode != "llm":
+        return
+    kind = judge_spec.get("kind")
+    llm = judge_spec if kind == "anthropic" else judge_spec.get("escalate") if kind == "cascade" else None
+    if not isinstance(llm, Mapping):
+        raise ClaimsError(f'claims.mode = "llm" splits with the run\'s LLM judge, but the judge is {kind!r}: use an '
+                          '"anthropic" judge, or a "cascade" escalating to one')
+    if "model" in llm and not (isinstance(llm["model"], str) and llm["model"].strip()):
+        raise ClaimsError('claims.mode = "llm": the LLM judge has no model (its "model" is empty)')
 
 PARAMS = tuple(f.name for f in fields(JobSettings) if f.name not in ("judge_spec", "config", "criteria"))
 
@@ -147,23 +161,36 @@ def _seconds(name: str, value: Any) -> float:
 
 def build_judge(engine: Engine, settings: JobSettings, run_id: str, *, stage: str = "first",
                 anthropic_api_key: str | None = None) -> Any:
-    """The judge of a stage: the first stage of a cascade for shards, the whole judge otherwise.
+    """The judge of a stage: the first stage of a cascade for shards (`first`), the whole judge
+    (`all`: the escalate step), or the whole judge to split claims with (`claims`).
 
-    NLI judges share the warehouse's judgment cache; LLM judges keep their batch id in the run
-    ledger and get the Anthropic key as a parameter (else the SDK reads ANTHROPIC_API_KEY).
+    NLI judges share the warehouse's judgment cache; LLM judges keep their batch ids in the run
+    ledger and get the Anthropic key as a parameter (else the SDK reads ANTHROPIC_API_KEY). One
+    daily budget: an LLM judge built for judging starts with what the run's claim split spent
+    (`runs.stats["claim_split"]["spend"]`) already booked.
     """
-    from citecheck.warehouse.runs import RunStateBatchStore
+    from citecheck.warehouse.runs import RunStateBatchStore, run_row
 
     spec = settings.effective_judge_spec()
     if stage == "first" and spec.get("kind") == "cascade":
         spec = spec["first"]
+    if stage == "claims" and spec.get("kind") == "cascade":  # the LLM judge alone splits
+        from citecheck.judges.cascade import escalation_spec
+
+        spec = escalation_spec(spec)
     options: dict[str, Any] = {"run_id": run_id}
     if spec.get("kind") in ("nli", "cascade"):
         from citecheck.warehouse.judgment_cache import SQLCache
 
         options["cache"] = SQLCache(engine, create=False)
-    if spec.get("kind") in ("anthropic", "cascade"):
-        options["batch_state"] = RunStateBatchStore(engine)
+    llm = spec.get("kind") in ("anthropic", "cascade")
+    if llm:
+        options["batch_state"] = RunStateBatchStore(engine, run_id)
         if anthropic_api_key:
             options["api_key"] = anthropic_api_key
-    return judge_from_spec(spec, **options)
+    judge = judge_from_spec(spec, **options)
+    if llm and stage != "claims":
+        spend = (((run_row(engine, run_id) or {}).get("stats") or {}).get("claim_split") or {}).get("spend")
+        if spend:
+            judge.book_spend(float(spend.get("usd", 0.0)), int(spend.get("answers", 0)))
+    return judge

@@ -113,6 +113,7 @@ def structural(run: DayRun) -> dict[str, Any]:
     """
     cfg, selection = run.settings.config, run.settings.selection
     started = time.perf_counter()
+    splitter = llm_claim_splitter(run) if cfg.claims_mode == "llm" else None  # a missing key fails here, first
     staging.reset(run.engine, run.run_id, (T.stage_turns, T.stage_skipped))
     history = ConversationHistory()
     counts: Counter[str] = Counter(turns_read=0, turns_selected=0, turns_skipped=0)
@@ -146,8 +147,59 @@ def structural(run: DayRun) -> dict[str, Any]:
     counts["turns_scored"] = counts["turns_read"] - counts["turns_skipped"]
     repaired = repair_totals(repairs)
     runs.record_stats(run.engine, run.run_id, {"input_repairs": repaired})
+    split = {"claim_split": split_claims_with_llm(run, splitter)} if splitter is not None else {}
     _timed(run, "structural", started)
-    return {**counts, "shards": sorted(shards_used), "input_repairs": repaired}
+    return {**counts, "shards": sorted(shards_used), "input_repairs": repaired, **split}
+
+
+def llm_claim_splitter(run: DayRun) -> Any:
+    """`[claims] mode = "llm"`: the claim splitter of the run's LLM judge, on the warehouse's split
+    cache; its spend recorded so far is cleared (a retried step books again what it spends). A
+    `ClaimsError` when no Anthropic key is configured: the day would be split by nobody."""
+    from citecheck.core.claims import ClaimsError
+    from citecheck.warehouse.split_cache import SQLSplitCache
+
+    runs.record_stats(run.engine, run.run_id, {"claim_split": {}})
+    judge = build_judge(run.engine, run.settings, run.run_id, stage="claims",
+                        anthropic_api_key=run.anthropic_api_key)
+    splitter = judge.claim_splitter(cache=SQLSplitCache(run.engine), max_claims=run.settings.config.claims_max)
+    if not splitter.has_api_key():
+        raise ClaimsError('claims.mode = "llm": no Anthropic API key (set the Airflow connection '
+                          'citecheck_anthropic\'s password, or ANTHROPIC_API_KEY)')
+    return splitter
+
+
+def split_claims_with_llm(run: DayRun, splitter: Any) -> dict[str, Any]:
+    """Split the day's staged selected turns with the LLM claim splitter, as one request set: splits
+    cached in the warehouse first, then one request per answer for the rest in ONE Message Batch
+    (key `<run id>/claims`, kept in the run ledger: a retried task reattaches instead of submitting
+    again), under the daily budget the judging steps share. Every split is verified; a rejected,
+    failed or unaffordable one leaves its sentence one claim, counted. The turns are restaged with
+    their claims; the counts and the spend go to `runs.stats["claim_split"]`."""
+    for batch in staging.staged_turns(run.engine, run.run_id, selected_only=True, chunk=ESCALATE_CHUNK):
+        splitter.plan([st for st, _ in batch])
+    splitter.send()
+    rejected = 0
+    for batch in staging.staged_turns(run.engine, run.run_id, selected_only=True, chunk=ESCALATE_CHUNK):
+        split = [splitter.apply(st) for st, _ in batch]
+        rejected += sum(after.claim_splits_rejected - before.claim_splits_rejected
+                        for (before, _), after in zip(batch, split, strict=True))
+        staging.restage_turns(run.engine, run.run_id, split)
+    counts = splitter.stats()
+    failures = {k.split(":", 1)[1]: v for k, v in counts.items() if k.startswith("claim_split_failures:")}
+    result = {
+        "answers_asked": counts.get("answers_asked", 0),
+        "sentences_cached": counts.get("sentences_cached", 0),
+        "sentences_split_by_model": counts.get("sentences_split_by_model", 0),
+        "claim_splits_rejected": rejected,
+        "claim_splits_skipped_budget": failures.pop("budget_reached", 0),
+        "claim_splits_failed": sum(failures.values()),
+        "failures": failures,
+        "spend": splitter.spend(),
+        "llm": jsonable(splitter.judge.stats()),
+    }
+    runs.record_stats(run.engine, run.run_id, {"claim_split": result})
+    return {k: v for k, v in result.items() if k != "llm"}
 
 
 @holds_day

@@ -69,6 +69,10 @@ class CascadeJudge:
         """The LLM claim splitter of the escalation judge (its client and daily budget)."""
         return self.llm.claim_splitter(cache, max_claims)
 
+    def book_spend(self, usd: float, answers: int) -> None:
+        """Book an earlier claim split's spend into the escalation judge's daily budget."""
+        self.llm.book_spend(usd, answers)
+
     def judge(self, items: Sequence[JudgeItem]) -> list[Judgment]:
         return self.escalate(items, self.first.judge(items))
 
@@ -130,6 +134,18 @@ def first_stage_elsewhere(item: JudgeItem, first: Judgment, assessment: llm_judg
     return ()
 
 
+def escalation_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """The `anthropic` judge spec of a cascade's escalation (without the cascade's own `sample_rate`
+    and `salt`): the LLM judge alone, e.g. for the daily job's claim split."""
+    escalate = spec.get("escalate")
+    if not isinstance(escalate, Mapping):
+        raise JudgeSpecError("cascade judge: 'escalate' must be an anthropic judge spec object")
+    llm = {k: v for k, v in escalate.items() if k not in ("sample_rate", "salt")}
+    if llm.setdefault("kind", "anthropic") != "anthropic":
+        raise JudgeSpecError("cascade judge: 'escalate' must be of kind 'anthropic'")
+    return llm
+
+
 def from_spec(spec: Mapping[str, Any], **options: Any) -> CascadeJudge:
     """Validate the escalation spec first (cheap), then build the first stage with the options."""
     unknown = set(spec) - {"kind", "first", "escalate", "about"}
@@ -137,18 +153,14 @@ def from_spec(spec: Mapping[str, Any], **options: Any) -> CascadeJudge:
         raise JudgeSpecError(f"cascade judge: unknown fields {sorted(unknown)}")
     if not isinstance(spec.get("first"), Mapping):
         raise JudgeSpecError("cascade judge: 'first' must be a judge spec object")
-    escalate = spec.get("escalate")
-    if not isinstance(escalate, Mapping):
-        raise JudgeSpecError("cascade judge: 'escalate' must be an anthropic judge spec object")
-    escalate = dict(escalate)
-    if escalate.setdefault("kind", "anthropic") != "anthropic":
-        raise JudgeSpecError("cascade judge: 'escalate' must be of kind 'anthropic'")
-    rate = escalate.pop("sample_rate", 0.1)
+    llm_spec = escalation_spec(spec)
+    escalate = spec["escalate"]
+    rate = escalate.get("sample_rate", 0.1)
     if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 <= rate <= 1:
         raise JudgeSpecError("cascade judge: 'sample_rate' must be a number in [0, 1]")
-    salt = escalate.pop("salt", DEFAULT_SALT)
+    salt = escalate.get("salt", DEFAULT_SALT)
     if not isinstance(salt, str):
         raise JudgeSpecError("cascade judge: 'salt' must be a string")
-    llm = llm_judge.from_spec(escalate, **options)
+    llm = llm_judge.from_spec(llm_spec, **options)
     first = judge_from_spec(spec["first"], **options)
     return CascadeJudge(first, llm, sample_rate=float(rate), salt=salt)

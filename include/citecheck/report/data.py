@@ -28,6 +28,7 @@ NATIVE_METRICS = in_report(NATIVE)
 READER_METRICS = in_report(READERS)
 UNCHECKED_METRICS = in_report(UNCHECKED)  # unjudged sentences, then each reason counted apart
 POINTER_PROBLEM_PREFIX = "pointer_problem_rate_"
+UNRESOLVED_EVENT_PREFIX = "unresolved_event_share_"  # + a reason (`core.reader_events.UNRESOLVED_REASONS`)
 MICRO = ("micro",)  # the report charts micro rows (pooled sentences)
 
 
@@ -66,6 +67,8 @@ class ReportData:
     flagged: list[FlaggedSentence]
     alerts: list[dict[str, Any]] = field(default_factory=list)
     reader: list[dict[str, Any]] = field(default_factory=list)  # the reader-event metrics (null: none logged)
+    # reader events that name no citation of their answer, by reason (`unresolved_event_share_<reason>` > 0)
+    unresolved_events: list[dict[str, Any]] = field(default_factory=list)
     suggestions: list[dict[str, Any]] = field(default_factory=list)
     judge_quality: dict[str, Any] | None = None
     interval_columns: tuple[str, ...] = ()
@@ -137,6 +140,8 @@ def gather(engine: Engine, day: dt.date, trend_days: int = 28, *, flagged_limit:
         slices=read_model.metric_rows(engine, day, day, averaging=MICRO, metrics=SLICE_METRICS, exclude_slice="all"),
         agreement=[by_metric[m] for m in AGREEMENT_METRICS if m in by_metric],
         reader=[by_metric[m] for m in READER_METRICS if m in by_metric],
+        unresolved_events=[dict(r, reason=m[len(UNRESOLVED_EVENT_PREFIX):]) for m, r in by_metric.items()
+                           if m.startswith(UNRESOLVED_EVENT_PREFIX) and r["numerator"]],
         flagged=[FlaggedSentence(r, evidence_for(r, passages.get(r["turn_id"], {}))) for r in flagged],
         alerts=read_model.alerts_between(engine, day, day),
         suggestions=read_model.day_suggestions(engine, day),

@@ -112,6 +112,19 @@ CREATE TABLE IF NOT EXISTS claim_citation_verdicts (
 
 COMMENT ON TABLE claim_citation_verdicts IS 'A claims mode: one row per link, a (claim, label) pair';
 
+CREATE TABLE IF NOT EXISTS claim_split_cache (
+	split_key VARCHAR(700) NOT NULL,
+	claims TEXT NOT NULL,
+	created_at TIMESTAMP WITH TIME ZONE DEFAULT now() NOT NULL,
+	PRIMARY KEY (split_key)
+);
+
+COMMENT ON TABLE claim_split_cache IS 'LLM claim splits by sentence text, model and prompt version; a rerun of a day asks nothing';
+
+COMMENT ON COLUMN claim_split_cache.split_key IS 'model|prompt version|text_hash of the sentence (judges.llm.claims.split_key)';
+
+COMMENT ON COLUMN claim_split_cache.claims IS 'JSON list of the claims the model proposed (verified on use)';
+
 CREATE TABLE IF NOT EXISTS claim_verdicts (
 	day DATE NOT NULL,
 	turn_id VARCHAR(200) NOT NULL,

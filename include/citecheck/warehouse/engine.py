@@ -133,7 +133,8 @@ def add_missing_columns(engine: Engine) -> list[str]:
 
 def insert_ignoring_duplicates(table: sa.Table, dialect: str) -> sa.Insert:
     """INSERT … ON CONFLICT DO NOTHING on the table's primary key, so two writers of the same keys
-    never fail (what was really inserted: add `.returning(...)`)."""
+    never fail (the judgment and split caches, reader events; what was really inserted: add
+    `.returning(...)`)."""
     if dialect == "postgresql":
         from sqlalchemy.dialects.postgresql import insert as pg_insert
 

@@ -41,7 +41,7 @@ class SQLCache:
         with self.engine.connect() as conn:
             for (model, revision), pairs in wanted.items():
                 sentences = sorted({sentence for sentence, _ in pairs})
-                for chunk in _chunks(sentences, _READ_CHUNK):
+                for chunk in chunked(sentences, _READ_CHUNK):
                     stmt = select(t.sentence_hash, t.window_hash, t.probabilities).where(
                         t.model == model, t.revision == revision, t.sentence_hash.in_(chunk)
                     )
@@ -59,16 +59,14 @@ class SQLCache:
         if not rows:
             return
         with self.engine.begin() as conn:
-            for chunk in _chunks(rows, _WRITE_CHUNK):
+            for chunk in chunked(rows, _WRITE_CHUNK):
                 conn.execute(insert_ignoring_duplicates(judgment_cache, self.engine.dialect.name), chunk)
 
     def describe(self) -> str:
         return self.engine.url.render_as_string(hide_password=True)
 
 
-
-
-def _chunks(items: Sequence[Any], size: int) -> Iterable[list[Any]]:
+def chunked(items: Sequence[Any], size: int) -> Iterable[list[Any]]:
     it = iter(items)
     while chunk := list(islice(it, size)):
         yield chunk

@@ -116,18 +116,32 @@ def finish_run(engine: Engine, run_id: str, published: Mapping[str, int]) -> Non
 
 
 class RunStateBatchStore:
-    """LLM batch ids persisted in `runs.state`, so a retried run reattaches to its batch."""
+    """LLM batch ids persisted in the run's `runs.state`, so a retried task reattaches to its batch.
 
-    def __init__(self, engine: Engine) -> None:
+    One run submits several batches under their own keys (the judge's `<run id>`, the claim
+    splitter's `<run id>/claims`): each key's id is kept under `state["llm_batch_ids"]` of the run's
+    row (`run_id`; default: the key itself, for a store used by one judge of the run)."""
+
+    def __init__(self, engine: Engine, run_id: str | None = None) -> None:
         self.engine = engine
+        self.run_id = run_id
 
-    def get(self, run_id: str) -> str | None:
+    def get(self, key: str) -> str | None:
         with self.engine.connect() as conn:
-            state = conn.execute(sa.select(T.runs.c.state).where(T.runs.c.run_id == run_id)).scalar()
-        return (state or {}).get("llm_batch_id")
+            state = conn.execute(sa.select(T.runs.c.state).where(T.runs.c.run_id == (self.run_id or key))).scalar()
+        state = state or {}
+        stored = (state.get("llm_batch_ids") or {}).get(key)
+        if stored is None and key == (self.run_id or key):  # a row written before keys were kept apart
+            stored = state.get("llm_batch_id")
+        return stored
 
-    def put(self, run_id: str, batch_id: str) -> None:
-        _merge_json(self.engine, run_id, "state", {"llm_batch_id": batch_id})
+    def put(self, key: str, batch_id: str) -> None:
+        run_id = self.run_id or key
+        with self.engine.begin() as conn:
+            state = conn.execute(sa.select(T.runs.c.state).where(T.runs.c.run_id == run_id)).scalar() or {}
+            ids = {**(state.get("llm_batch_ids") or {}), key: batch_id}
+            conn.execute(T.runs.update().where(T.runs.c.run_id == run_id).values(
+                state={**state, "llm_batch_ids": ids}))
 
 
 # --- after the publish commit: what completed, and what a later run of the day completes ----

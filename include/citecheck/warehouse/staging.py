@@ -57,6 +57,19 @@ def stage_structured(engine: Engine, run_id: str, turns: Iterable[tuple[Structur
         record_skips(conn, run_id, skipped)
 
 
+def restage_turns(engine: Engine, run_id: str, turns: Sequence[StructuredTurn]) -> int:
+    """Replace staged structured turns (keeping their shard and selection) in one transaction, e.g.
+    with the claims the LLM claim splitter found; the number replaced."""
+    if not turns:
+        return 0
+    c = T.stage_turns.c
+    stmt = T.stage_turns.update().where(c.run_id == run_id, c.turn_id == sa.bindparam("b_turn_id")).values(
+        structured=sa.bindparam("b_structured"))
+    with engine.begin() as conn:
+        return conn.execute(stmt, [{"b_turn_id": st.turn_id, "b_structured": structured_to_dict(st)}
+                                   for st in turns]).rowcount
+
+
 def record_skips(conn: Connection, run_id: str, skipped: Iterable[Skipped]) -> None:
     """Stage skipped turns with their reasons (published with the day in `skipped_turns`)."""
     rows = [{"run_id": run_id, "turn_id": s.turn_id or f"line-{s.line}", "reason": s.reason} for s in skipped]

@@ -480,6 +480,17 @@ judgment_cache = Table(
     comment="NLI judge scores, threshold-independent; reruns ask the model nothing",
 )
 
+# --- the LLM claim splitter's cache (SPEC §2.1): kept across runs, never part of a day -----
+claim_split_cache = Table(
+    "claim_split_cache",
+    metadata,
+    Column("split_key", String(700), primary_key=True,
+           comment="model|prompt version|text_hash of the sentence (judges.llm.claims.split_key)"),
+    Column("claims", Text, nullable=False, comment="JSON list of the claims the model proposed (verified on use)"),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    comment="LLM claim splits by sentence text, model and prompt version; a rerun of a day asks nothing",
+)
+
 # --- the human review loop (issue 12): samples, labels, judge quality, calibrated metrics ---
 review_items = Table(
     "review_items", metadata,

@@ -3,8 +3,9 @@
 A splitter maps sentence texts (as the judge sees them) to their claims; `split_turn` verifies each
 split (`verify.split_problem`), keeps a rejected one whole and counts it. `splitter_for` builds the
 configured splitter once, before any turn is read, so a bad claims file stops a run before work.
-The `llm` mode splits in the judge stage (`judges.llm.claims`): at the structural pass its
-sentences are each one claim.
+The `llm` mode splits with the LLM judge (`judges.llm.claims`): `score` per judge batch, the daily
+job right after its structural pass (`job.steps.split_claims_with_llm`); at the structural pass
+itself its sentences are each one claim.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def apply_splits(st: StructuredTurn, splits: dict[int, Sequence[str]], max_claim
             continue
         texts = tuple(normalise_statement(c) if isinstance(c, str) else c for c in proposed)
         if texts != (s.text,):
-            problem = split_problem(s.text, texts, max_claims)
+            problem = split_problem(s.text, texts, max_claims, st.language)
             if problem is not None:
                 log.debug("turn %s sentence %d: split rejected: %s", st.turn_id, s.index, problem)
                 rejected += 1

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from citecheck.core.formats import POINTER_PROBLEM_KINDS
-from citecheck.core.reader_events import READER_COUNT_KEYS
+from citecheck.core.reader_events import READER_COUNT_KEYS, UNRESOLVED_PREFIX, UNRESOLVED_REASONS
 from citecheck.core.vocabulary import (
     CONTRADICTED,
     MISCITED,
@@ -217,6 +217,12 @@ REGISTRY: tuple[Metric, ...] = (
     Metric("reported_citation_unsupported_share", "reported_citations_uncredited", "judged_reported_citations", J,
            ("uncredited", "judged reported citations"), turn_level=True, reader=True, headline=15,
            report=(READERS,), watch=Watch(abs=0.15)),
+    # events that name no citation of their answer (`reader_events.resolve_event`): counted apart,
+    # never in the rates above; all reasons, then each reason (an app's logging problem)
+    Metric("unresolved_event_share", "unresolved_events", "reader_events", S, ("unresolved events", "reader events"),
+           turn_level=True, reader=True, report=(READERS,), watch=Watch(abs=0.02, rel=0.5)),  # the app's logging
+    *(Metric(f"unresolved_event_share_{reason}", UNRESOLVED_PREFIX + reason, "reader_events", S,
+             (f"{reason} events", "reader events"), turn_level=True, reader=True) for reason in UNRESOLVED_REASONS),
     # claims (SPEC §2.1), in a claims mode only: a link is one (claim, label) pair; structural over
     # every turn, judged over the selected turns' judged claims
     Metric("claims_per_sentence", "check_worthy_claims", "check_worthy_sentences", S,

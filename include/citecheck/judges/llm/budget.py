@@ -47,3 +47,10 @@ class Budget:
             else:
                 self.spent += actual
             self._cond.notify_all()
+
+    def book(self, usd: float, answers: int) -> None:
+        """Count spend made earlier against the same budget (the daily job's claim split, made
+        in another task) as spent, with its answers."""
+        with self._cond:
+            self.spent += usd
+            self.answers_used += answers

@@ -17,10 +17,10 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from importlib.resources import files
-from typing import Any
+from typing import Any, Protocol
 
 import jsonschema
 
@@ -113,18 +113,33 @@ def split_reply_text(claims: Mapping[str, Sequence[str]]) -> str:
                       ensure_ascii=False, separators=(",", ":"))
 
 
+class SplitCache(Protocol):
+    """A persistent split cache (the warehouse's `claim_split_cache` for the daily job): claims
+    by `split_key`, looked up and stored many at a time."""
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, list[str]]: ...
+
+    def put_many(self, values: Mapping[str, Sequence[str]]) -> None: ...
+
+
 class LLMClaimSplitter:
-    """Splits structured turns' check-worthy sentences with the LLM judge's client and budget."""
+    """Splits structured turns' check-worthy sentences with the LLM judge's client and budget.
+
+    `split_turns` does it for a list of turns (the CLI's `score`, batch by batch). The daily job
+    splits its whole day with one request set (one Message Batch): `plan` the turns chunk by chunk
+    (cached splits found, requests built for the rest), `send` once, then `apply` to each turn.
+    `cache`: a mapping (in memory) or a `SplitCache`.
+    """
 
     name = "llm"
 
-    def __init__(self, judge: Any, *, cache: MutableMapping[str, Sequence[str]] | None = None,
+    def __init__(self, judge: Any, *, cache: MutableMapping[str, Sequence[str]] | SplitCache | None = None,
                  batch_state: BatchStateStore | None = None, max_claims: int = MAX_CLAIMS) -> None:
         from citecheck.judges.llm.batches import BatchTransport
 
         self.judge = judge
         self.config: LLMConfig = judge.config
-        self.cache: MutableMapping[str, Sequence[str]] = cache if cache is not None else {}
+        self.cache: MutableMapping[str, Sequence[str]] | SplitCache = cache if cache is not None else {}
         self.max_claims = max_claims
         calls = judge._calls  # the judge's client, budget and ledger: one daily budget
         self._calls = calls
@@ -132,49 +147,98 @@ class LLMClaimSplitter:
         self._batches = BatchTransport(calls, batch_state or judge.batch_state,
                                        f"{run_id}/claims" if run_id else None)
         self.counts: Counter[str] = Counter()
+        self._proposed: dict[tuple[str, int], Sequence[str]] = {}
+        self._pending: list[tuple[AnswerRequest, dict[str, str]]] = []  # request, sentence id → text
 
     def split_turns(self, turns: Sequence[StructuredTurn]) -> list[StructuredTurn]:
         """The turns with their check-worthy sentences split (cached splits first, then one request
         per answer for the rest); each split verified, a failed one kept whole and counted."""
+        self.plan(turns)
+        self.send()
+        out = [self.apply(st) for st in turns]
+        self._proposed.clear()
+        return out
+
+    def plan(self, turns: Sequence[StructuredTurn]) -> None:
+        """Find the turns' cached splits and build one request per answer for the other sentences
+        (sent by `send`)."""
+        model = self.config.model
+        keys = {(st.turn_id, s.index): split_key(model, s.text) for st in turns for s in st.sentences
+                if s.check_worthy}
+        found = self._cached(set(keys.values()))
+        for st in turns:
+            ask = []
+            for s in st.sentences:
+                if not s.check_worthy:
+                    continue
+                claims = found.get(keys[(st.turn_id, s.index)])
+                if claims is not None:
+                    self._proposed[(st.turn_id, s.index)] = claims
+                    self.counts["sentences_cached"] += 1
+                else:
+                    ask.append((str(s.index), s.text))
+            if ask:
+                self._pending.append((self._request(st.turn_id, ask), dict(ask)))
+
+    def send(self) -> None:
+        """Ask for every planned request at once (one Message Batch with the `batches` transport);
+        store the splits in the cache; count the sentences that stay whole by reason."""
         from citecheck.judges.llm.transport import run_messages
 
+        pending, self._pending = self._pending, []
+        if not pending:
+            return
+        requests = [r for r, _ in pending]
+        self.counts["answers_asked"] += len(requests)
+        if not self._calls.has_api_key():
+            results = {r.custom_id: {sid: Assessment(UNJUDGED, reason="skipped_no_api_key")
+                                     for sid, _ in r.sentences} for r in requests}
+        elif self.config.transport == "batches":
+            results = self._batches.run(requests)
+        else:
+            results = run_messages(self._calls, requests)
         model = self.config.model
-        proposed: dict[str, dict[int, Sequence[str]]] = {}
-        requests: list[AnswerRequest] = []
-        for st in turns:
-            worthy = [s for s in st.sentences if s.check_worthy]
-            found = {s.index: self.cache[split_key(model, s.text)] for s in worthy
-                     if split_key(model, s.text) in self.cache}
-            self.counts["sentences_cached"] += len(found)
-            proposed[st.turn_id] = dict(found)
-            ask = [s for s in worthy if s.index not in found]
-            if ask:
-                requests.append(self._request(st.turn_id, [(str(s.index), s.text) for s in ask]))
-        if requests:
-            self.counts["answers_asked"] += len(requests)
-            if not self._calls.has_api_key():
-                results = {r.custom_id: {sid: Assessment(UNJUDGED, reason="skipped_no_api_key")
-                                         for sid, _ in r.sentences} for r in requests}
-            elif self.config.transport == "batches":
-                results = self._batches.run(requests)
-            else:
-                results = run_messages(self._calls, requests)
-            texts = {(st.turn_id, s.index): s.text for st in turns for s in st.sentences}
-            for r in requests:
-                for sid, outcome in results.get(r.custom_id, {}).items():
-                    index = int(sid)
-                    if isinstance(outcome, Split):
-                        proposed[r.turn_id][index] = outcome.claims
-                        self.cache[split_key(model, texts[(r.turn_id, index)])] = list(outcome.claims)
-                        self.counts["sentences_split_by_model"] += 1
-                    else:  # budget, failure, refusal: the sentence stays one claim, counted by reason
-                        self.counts[f"claim_split_failures:{(outcome.reason or 'unknown').split(':')[0]}"] += 1
-        out = []
-        for st in turns:
-            splits = proposed[st.turn_id]
-            valid = {i: c for i, c in splits.items() if isinstance(c, list | tuple) and len(c) <= 10 * self.max_claims}
-            out.append(apply_splits(st, valid, self.max_claims))
-        return out
+        new: dict[str, list[str]] = {}
+        for r, texts in pending:
+            for sid, outcome in results.get(r.custom_id, {}).items():
+                if isinstance(outcome, Split):
+                    self._proposed[(r.turn_id, int(sid))] = outcome.claims
+                    new[split_key(model, texts[sid])] = list(outcome.claims)
+                    self.counts["sentences_split_by_model"] += 1
+                else:  # budget, failure, refusal: the sentence stays one claim, counted by reason
+                    self.counts[f"claim_split_failures:{(outcome.reason or 'unknown').split(':')[0]}"] += 1
+        self._store(new)
+
+    def apply(self, st: StructuredTurn) -> StructuredTurn:
+        """The turn with the splits `plan` found and `send` received verified and set (a sentence
+        with none stays one claim)."""
+        splits = {s.index: self._proposed[(st.turn_id, s.index)] for s in st.sentences
+                  if (st.turn_id, s.index) in self._proposed}
+        valid = {i: c for i, c in splits.items() if isinstance(c, list | tuple) and len(c) <= 10 * self.max_claims}
+        return apply_splits(st, valid, self.max_claims)
+
+    def has_api_key(self) -> bool:
+        """Whether the judge's client has a key to ask with."""
+        return self._calls.has_api_key()
+
+    def spend(self) -> dict[str, float | int]:
+        """What this splitter's judge has taken from the daily budget so far (USD, confirmed or not,
+        and answers): the job books it into the judging steps' budget."""
+        budget = self._calls.budget
+        return {"usd": budget.spent + budget.unconfirmed, "answers": budget.answers_used}
+
+    def _cached(self, keys: set[str]) -> dict[str, Sequence[str]]:
+        if not keys:
+            return {}
+        if isinstance(self.cache, MutableMapping):
+            return {k: self.cache[k] for k in keys if k in self.cache}
+        return dict(self.cache.get_many(sorted(keys)))
+
+    def _store(self, values: Mapping[str, list[str]]) -> None:
+        if isinstance(self.cache, MutableMapping):
+            self.cache.update(values)
+        elif values:
+            self.cache.put_many(values)
 
     def _request(self, turn_id: str, sentences: Sequence[tuple[str, str]]) -> AnswerRequest:
         return split_request(self.config, turn_id, sentences, self._calls.ledger.chars_per_token)

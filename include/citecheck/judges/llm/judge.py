@@ -52,6 +52,7 @@ class AnthropicJudge:
         self._ledger = Ledger(config)
         self._calls = Calls(config, self._budget, self._ledger, sleep, api_key)
         self._batches = BatchTransport(self._calls, batch_state, run_id)
+        self._earlier: tuple[float, int] = (0.0, 0)  # booked by `book_spend`
 
     @property
     def run_id(self) -> str | None:
@@ -71,6 +72,12 @@ class AnthropicJudge:
         from citecheck.judges.llm.claims import LLMClaimSplitter
 
         return LLMClaimSplitter(self, cache=cache, max_claims=max_claims)
+
+    def book_spend(self, usd: float, answers: int) -> None:
+        """Book what this run's claim split spent earlier (another task of the daily job) into this
+        judge's budget: splitting and judging share one daily budget."""
+        self._budget.book(usd, answers)
+        self._earlier = (self._earlier[0] + usd, self._earlier[1] + answers)
 
     def judge(self, items: Sequence[JudgeItem]) -> list[Judgment]:
         return [judgment_of(a, judge=self.name, version=self.version) for a in self.assess(items)]
@@ -141,6 +148,8 @@ class AnthropicJudge:
             "cost_usd_unconfirmed": round(self._budget.unconfirmed, 6),
             "budget_usd": self.config.budget_usd,
             "budget_answers": self.config.budget_answers,
+            "budget_booked_usd": round(self._earlier[0], 6),
+            "budget_booked_answers": self._earlier[1],
             "batch_ids": list(ledger.batch_ids),
             "batches_created": c["batches_created"],
             "batches_reattached": c["batches_reattached"],
