@@ -1,0 +1,144 @@
+"""Loads that runs can see, on SQLite and PostgreSQL (issue 31, items 2 and 3): whatever the
+loader's clock says and whenever its batches commit, a published day that has not seen a turn
+loaded for it is stale, and a day a reloaded turn moved away from is stale too; `backfill` reruns
+them and every turn ends up counted once, on its own day."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import sqlalchemy as sa
+
+from citecheck import job
+from citecheck import warehouse as W
+from citecheck.job import DayRun, new_run_id, run_steps
+from citecheck.warehouse import tables as T
+from citecheck.warehouse.freshness import published_days
+from helpers import orbit_settings, orbit_warehouse_turns
+
+D1, D2 = dt.date(2026, 11, 29), dt.date(2026, 11, 30)
+
+
+def _late_turns(day: dt.date, n: int) -> list[dict]:
+    """`n` more scoreable turns of the day (copies of the Orbit Labs turn, each its own conversation)."""
+    first = orbit_warehouse_turns(day.isoformat())[0]
+    return [dict(first, turn_id=f"late-{day}-{i}", conversation_id=f"late-conv-{day}-{i}") for i in range(n)]
+
+
+def _published_turns(engine, day: dt.date) -> set[str]:
+    v = T.sentence_verdicts.c
+    with engine.connect() as conn:
+        return set(conn.execute(sa.select(v.turn_id).where(v.day == day).distinct()).scalars())
+
+
+def _day_of(engine, turn_id: str) -> list[dt.date]:
+    v = T.sentence_verdicts.c
+    with engine.connect() as conn:
+        return sorted(set(conn.execute(sa.select(v.day).where(v.turn_id == turn_id)).scalars()))
+
+
+def test_a_load_that_commits_while_the_run_reads_makes_the_day_stale(engine):
+    """What `load-turns` does: every line is validated (and, before the fix, stamped with the
+    loader's clock) first, then written in batches; here the batches commit after the run read the
+    day, so the run publishes without them."""
+    W.load_turns(engine, orbit_warehouse_turns(D1.isoformat()))
+    late = _late_turns(D1, 3)
+    parsed = [W.source_rows(turn) for turn in late]  # validated before the run starts
+
+    def call(name, step, *args):
+        out = step(*args)
+        if name == "structural":  # the run has read the day: the load's batches commit now
+            W.load_source_rows(engine, parsed)
+        return out
+
+    settings = orbit_settings()
+    run_steps(DayRun(engine, D1, new_run_id(D1), settings), call)
+    assert not _published_turns(engine, D1) & {t["turn_id"] for t in late}  # the run did not see them
+
+    (stale,) = job.stale_days(engine, [D1])
+    assert (stale.day, stale.late_turns, stale.late_events, stale.moved_turns) == (D1, 3, 0, 0)
+    report = job.backfill(engine, [D1], settings)
+    assert report.published == [D1.isoformat()]
+    assert report.reasons[D1.isoformat()].startswith("stale: 3 turn(s) and 0 reader event(s) loaded after run ")
+    assert {t["turn_id"] for t in late} <= _published_turns(engine, D1)
+    assert job.stale_days(engine, [D1]) == []
+
+
+def test_a_loader_whose_clock_is_an_hour_behind_still_makes_the_day_stale(engine, monkeypatch):
+    W.load_turns(engine, orbit_warehouse_turns(D1.isoformat()))
+    settings = orbit_settings()
+    job.backfill(engine, [D1], settings)
+    assert job.stale_days(engine, [D1]) == []
+
+    class LoaderClock(dt.datetime):
+        """The loading host's clock: an hour behind the host that ran the day."""
+
+        @classmethod
+        def now(cls, tz=None):
+            return dt.datetime.now(tz) - dt.timedelta(hours=1)
+
+    class LoaderDatetime:
+        datetime, timedelta, date, UTC = LoaderClock, dt.timedelta, dt.date, dt.UTC
+
+    from citecheck.warehouse.source import load, rows
+
+    for module in (load, rows):  # whatever clock the loader reads, it reads this one
+        monkeypatch.setattr(module, "dt", LoaderDatetime, raising=False)
+    late = _late_turns(D1, 2)
+    W.load_turns(engine, late)
+    monkeypatch.undo()
+
+    assert [(d.day, d.late_turns) for d in job.stale_days(engine, [D1])] == [(D1, 2)]
+    report = job.backfill(engine, [D1], settings)
+    assert report.published == [D1.isoformat()]
+    assert {t["turn_id"] for t in late} <= _published_turns(engine, D1)
+    assert job.stale_days(engine, [D1]) == []
+
+
+def test_a_turn_reloaded_onto_another_day_makes_both_days_stale_and_counts_once(engine):
+    for day in (D1, D2):
+        W.load_turns(engine, orbit_warehouse_turns(day.isoformat()))
+    settings = orbit_settings()
+    job.backfill(engine, [D1, D2], settings)
+    moved = orbit_warehouse_turns(D1.isoformat())[0]
+    assert _day_of(engine, moved["turn_id"]) == [D1]
+
+    report = W.load_turns_report(engine, [dict(moved, answered_at=f"{D2}T09:00:00Z")])
+    assert report.replaced == [{"turn_id": moved["turn_id"], "previous_answered_at": f"{D1}T10:00:00+00:00",
+                                "answered_at": f"{D2}T09:00:00+00:00"}]
+    assert [d.day for d in job.stale_days(engine, [D1, D2])] == [D1, D2]
+    stale = {d.day: (d.late_turns, d.moved_turns) for d in job.stale_days(engine, [D1, D2])}
+    assert stale == {D1: (0, 1), D2: (1, 0)}  # the day it left still counts it; the day it joined lacks it
+    (d1,) = job.stale_days(engine, [D1])
+    assert d1.as_dict()["moved_turns"] == 1 and d1.as_dict()["stale"] is True
+    assert "1 turn(s) it counted moved to another day since" in d1.late_inputs()
+
+    report = job.backfill(engine, [D1, D2], settings)
+    assert report.published == [D1.isoformat(), D2.isoformat()]
+    assert _day_of(engine, moved["turn_id"]) == [D2]  # counted once, on its new day
+    assert job.stale_days(engine, [D1, D2]) == []
+
+
+def test_a_reload_within_the_day_is_no_move(engine):
+    W.load_turns(engine, orbit_warehouse_turns(D1.isoformat()))
+    job.backfill(engine, [D1], orbit_settings())
+    turn = orbit_warehouse_turns(D1.isoformat())[0]
+    W.load_turns(engine, [dict(turn, answered_at=f"{D1}T18:00:00Z")])
+    assert [(d.late_turns, d.moved_turns) for d in job.stale_days(engine, [D1])] == [(1, 0)]
+
+
+def test_every_run_records_the_load_batch_it_began_after(engine):
+    """The ledger the rule rests on: one `source_loads` row per committed batch, ids growing, the
+    run's mark the highest id committed when it opened."""
+    first = orbit_warehouse_turns(D1.isoformat())
+    W.load_turns(engine, first)
+    W.load_turns(engine, _late_turns(D1, 5))
+    with engine.connect() as conn:
+        batches = conn.execute(sa.select(T.source_loads.c.load_id, T.source_loads.c.kind,
+                                         T.source_loads.c.row_count).order_by(T.source_loads.c.load_id)).all()
+        ids = set(conn.execute(sa.select(T.source_turns.c.load_id)).scalars())
+    assert [(kind, n) for _, kind, n in batches] == [("turns", len(first)), ("turns", 5)]
+    assert batches[0][0] < batches[1][0] and ids == {batches[0][0], batches[1][0]}
+    job.backfill(engine, [D1], orbit_settings())
+    (day,) = published_days(engine, [D1]).values()
+    assert day.source_load_id == batches[1][0] and day.as_dict()["run_source_load_id"] == batches[1][0]
