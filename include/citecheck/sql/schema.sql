@@ -249,6 +249,7 @@ CREATE TABLE IF NOT EXISTS human_labels (
 	reviewer VARCHAR(200) NOT NULL,
 	label VARCHAR(20) NOT NULL,
 	citation_labels JSON NOT NULL,
+	claim_labels JSON,
 	source TEXT,
 	imported_at TIMESTAMP WITH TIME ZONE NOT NULL,
 	PRIMARY KEY (item_id, reviewer)
@@ -259,6 +260,8 @@ COMMENT ON TABLE human_labels IS 'one reviewer''s label of one review item; a re
 COMMENT ON COLUMN human_labels.label IS 'supported | partial | not_supported';
 
 COMMENT ON COLUMN human_labels.citation_labels IS '{label: full | partial | none}';
+
+COMMENT ON COLUMN human_labels.claim_labels IS 'a claims mode: {claim index: supported | partial | not_supported}; null when not given';
 
 COMMENT ON COLUMN human_labels.source IS 'file and line the label came from';
 

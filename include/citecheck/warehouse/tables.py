@@ -515,6 +515,8 @@ human_labels = Table(
     Column("reviewer", String(200), primary_key=True),
     Column("label", String(20), nullable=False, comment="supported | partial | not_supported"),
     Column("citation_labels", JSON, nullable=False, comment="{label: full | partial | none}"),
+    Column("claim_labels", JSON, nullable=True,
+           comment="a claims mode: {claim index: supported | partial | not_supported}; null when not given"),
     Column("source", Text, comment="file and line the label came from"),
     Column("imported_at", UTCDateTime, nullable=False),
     comment="one reviewer's label of one review item; a reimport replaces it",
