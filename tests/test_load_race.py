@@ -142,3 +142,36 @@ def test_every_run_records_the_load_batch_it_began_after(engine):
     job.backfill(engine, [D1], orbit_settings())
     (day,) = published_days(engine, [D1]).values()
     assert day.source_load_id == batches[1][0] and day.as_dict()["run_source_load_id"] == batches[1][0]
+
+
+def test_an_older_warehouse_gains_the_ledger_on_init_and_its_published_days_stay_right(engine):
+    """A warehouse of an older release: no `source_loads` / `source_turn_moves`, no `load_id`, no
+    `runs.source_load_id`. `init-warehouse` adds them; a day its older run published is stale only
+    when something is loaded after (every ledger batch comes after such a run), and rows another
+    loader wrote (no `load_id`) still count by `loaded_at`."""
+    W.load_turns(engine, orbit_warehouse_turns(D1.isoformat()))
+    settings = orbit_settings()
+    job.backfill(engine, [D1], settings)
+    with engine.begin() as conn:  # what the older release left: no ledger, no marks
+        conn.execute(T.runs.update().values(source_load_id=None))
+        conn.execute(T.source_turns.update().values(load_id=None))
+        for table in (T.source_turn_moves, T.source_loads):
+            conn.exec_driver_sql(f"DROP TABLE {table.name}")
+        for table, column in (("source_turns", "load_id"), ("reader_events", "load_id"), ("runs", "source_load_id")):
+            conn.exec_driver_sql(f"ALTER TABLE {table} DROP COLUMN {column}")
+    W.init_warehouse(engine)
+    inspector = sa.inspect(engine)
+    assert {"source_loads", "source_turn_moves"} <= set(inspector.get_table_names())
+    for table, column in (("source_turns", "load_id"), ("reader_events", "load_id"), ("runs", "source_load_id")):
+        assert column in {c["name"] for c in inspector.get_columns(table)}
+    assert job.stale_days(engine, [D1]) == []  # nothing new since the older run
+
+    W.load_turns(engine, _late_turns(D1, 1))
+    assert [(d.late_turns, d.source_load_id) for d in job.stale_days(engine, [D1])] == [(1, None)]
+    job.backfill(engine, [D1], settings)
+    assert job.stale_days(engine, [D1]) == []
+
+    other_loader = dict(W.source_rows(_late_turns(D1, 2)[1])[0], loaded_at=dt.datetime.now(dt.UTC))
+    with engine.begin() as conn:  # a loader of your own: its clock, no load batch
+        conn.execute(T.source_turns.insert(), [other_loader])
+    assert [d.late_turns for d in job.stale_days(engine, [D1])] == [1]

@@ -158,5 +158,5 @@ def cmd_load_events(args: argparse.Namespace) -> int:
         sys.stderr.write(f"line {bad['line']}: {bad['reason']}\n")
     for conflict in conflicts[:20]:
         sys.stderr.write(f"line {conflict['line']}: event {conflict['event_id']} conflicts with "
-                         f"{conflict['kept']} ({', '.join(conflict['fields'])} differ); kept that one\n")
+                         f"{conflict['kept']} (differs in {', '.join(conflict['fields'])}); kept that one\n")
     return EXIT_SKIPPED if rejected or repeats or conflicts else EXIT_OK
