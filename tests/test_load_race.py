@@ -175,3 +175,25 @@ def test_an_older_warehouse_gains_the_ledger_on_init_and_its_published_days_stay
     with engine.begin() as conn:  # a loader of your own: its clock, no load batch
         conn.execute(T.source_turns.insert(), [other_loader])
     assert [d.late_turns for d in job.stale_days(engine, [D1])] == [1]
+
+
+def test_two_concurrent_loads_of_the_same_turns_both_succeed(engine, tmp_path):
+    """Two real `load-turns` processes started together on one file (several batches each): load
+    batches are serialised, so neither fails on a duplicate key and every turn is stored once."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    n = 4000
+    turn = orbit_warehouse_turns(D1.isoformat())[0]
+    path = tmp_path / "turns.jsonl"
+    path.write_text("\n".join(json.dumps(dict(turn, turn_id=f"t-{i}", conversation_id=f"c-{i}")) for i in range(n)))
+    files = [(tmp_path / f"out{k}.json", tmp_path / f"err{k}.txt") for k in range(2)]
+    procs = [subprocess.Popen([sys.executable, "-m", "citecheck", "load-turns", "--file", str(path)],
+                              env=dict(os.environ), stdout=out.open("w"), stderr=err.open("w")) for out, err in files]
+    assert [p.wait(timeout=600) for p in procs] == [0, 0], [err.read_text()[-2000:] for _, err in files]
+    assert [json.loads(out.read_text())["loaded"] for out, _ in files] == [n, n]
+    with engine.connect() as conn:
+        assert conn.execute(sa.select(sa.func.count()).select_from(T.source_turns)).scalar_one() == n
+        assert conn.execute(sa.select(sa.func.count(sa.distinct(T.source_turns.c.load_id)))).scalar_one() >= 4
