@@ -55,8 +55,7 @@ def citation_metrics_restate():
         stale = stale_days(task_warehouse(settings.config), window, settings.config.timezone)
         run = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in ctx["dag_run"].run_id)
         return [{"conf": {"day": d.day.isoformat()}, "trigger_run_id": f"restate_{d.day.isoformat()}_{run}"[:250],
-                 "note": f"restated: {d.late_turns} turn(s) and {d.late_events} reader event(s) loaded after "
-                         f"run {d.run_id} began"} for d in stale]
+                 "note": f"restated: {d.late_inputs()}"} for d in stale]
 
     TriggerDagRunOperator.partial(task_id="restate_day", trigger_dag_id=DAILY_DAG_ID).expand_kwargs(
         find_stale_days())

@@ -32,6 +32,9 @@ def test_every_bad_event_line_is_rejected_with_its_line_and_the_rest_loads(engin
     line_of = {c.event_id: n for n, c in sorted(numbers.items(), reverse=True) if c.event_id}
     assert out["duplicates"] == [{"event_id": c.event_id, "reason": f"repeats line {line_of[c.event_id]}"}
                                  for c in cases if c.outcome == "duplicate"]
+    assert [(c["line"], c["event_id"], c["fields"], c["kept"]) for c in out["conflicts"]] == [
+        (n, c.event_id, [c.reason], f"line {line_of[c.event_id]}")
+        for n, c in numbers.items() if c.outcome == "conflict"]
     assert out["orphaned"] == [{"line": n, "event_id": c.event_id, "turn_id": "turn-logged-later"}
                                for n, c in numbers.items() if c.outcome == "orphaned"]
     stored = {c.event_id for c in cases if c.outcome in ("loaded", "orphaned")}

@@ -85,3 +85,31 @@ def test_an_older_warehouse_gains_the_native_columns_on_init(tmp_path):
     assert {"pointer_problem", "unverified"} <= {c["name"] for c in inspector.get_columns("citation_verdicts")}
     turns, _ = _turns()
     assert W.load_turns(engine, turns[:2]) == 2
+
+
+def test_no_column_the_bi_role_reads_holds_a_cited_url(engine):
+    """A cited url that names no logged source (OpenAI `url_citation`, Anthropic web results) is
+    published under `unknown_url_label`, never as itself: its path and query can carry personal data,
+    and `citation_verdicts.label` is readable by the BI role (`grant-bi` without --with-texts)."""
+    from citecheck.core.formats.common import unknown_url_label
+    from citecheck.warehouse.grants import bi_readable_columns
+
+    turns, judge = _turns()
+    W.load_turns(engine, turns)
+    job.run_day(engine, dt.date.fromisoformat(DAY), job.JobSettings(judge_spec=judge, unjudged_limit=1.0))
+    with engine.connect() as conn:
+        unknown = {r.label for r in conn.execute(sa.text(
+            "SELECT label FROM citation_verdicts WHERE pointer_problem = 'unknown_source'"))}
+        leaked = []
+        for table, columns in bi_readable_columns().items():
+            listed = ", ".join(columns) if columns else "*"  # None: every column (the views too)
+            for row in conn.execute(sa.text(f"SELECT {listed} FROM {table}")):
+                leaked += [(table, c, v) for c, v in row._mapping.items()
+                           if ("label" in c and "://" in str(v)) or "blog.example/old-payroll" in str(v)]
+    # no label column holds a url; the url no logged source has is in no column at all (a logged
+    # source's own url stays its `recite_suggestions.document_id`: the document to cite)
+    assert leaked == []
+    # both unknown urls of the fixtures are there, as labels that name their host only
+    assert {unknown_url_label("https://intranet.example/faq/payment"),
+            unknown_url_label("https://blog.example/old-payroll")} <= unknown
+    assert unknown_url_label("https://blog.example/old-payroll").startswith("web:blog.example#")

@@ -7,6 +7,7 @@ no console error (screenshot to test-artifacts/; CITECHECK_UPDATE_DOCS_SCREENSHO
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -16,6 +17,7 @@ import sys
 import urllib.error
 import urllib.request
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +103,41 @@ def test_the_bundle_is_built_from_the_metric_definitions(monkeypatch: pytest.Mon
     assert {d["schema"] for d in datasets.values()} == {"public"}
 
 
+def test_the_claim_charts_come_from_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A claims mode's metrics are on the dashboard: each claim column of the wide view (next to its
+    sentence-level headline metric where it has one) and every claim rate of `daily_metrics`; every
+    query names only metrics and columns its dataset has."""
+    from citecheck.core.metrics import BY_NAME, CLAIM_METRICS, WIDE_CLAIM_METRICS
+
+    monkeypatch.delenv("CITECHECK_WAREHOUSE_SCHEMA", raising=False)
+    files = B.bundle("postgresql://bi@db.example.invalid/warehouse")
+    charts = {c["slice_name"]: c for k, c in files.items() if k.startswith("charts/")}
+    datasets = {v["uuid"]: v for k, v in files.items() if k.startswith("datasets/")}
+    assert {"claim_recall next to citation_recall", "claim_precision next to citation_precision",
+            "partially_supported_rate per day", "claims_per_sentence per day", "Claim rates per day"} <= set(charts)
+    drawn: set[str] = set()
+    for metric in WIDE_CLAIM_METRICS:
+        chart = charts[B.claim_chart_title(metric)]
+        context = json.loads(chart["query_context"])
+        query, dataset = context["queries"][0], datasets[context["datasource"]["id"]]
+        assert dataset["table_name"] == "daily_metrics_wide" and metric in query["metrics"]
+        assert set(query["metrics"]) <= {m["metric_name"] for m in dataset["metrics"]}
+        assert chart["params"]["y_axis_format"] == BY_NAME[metric].bi_format
+        drawn |= set(query["metrics"])
+    assert drawn >= set(WIDE_CLAIM_METRICS) | {"citation_recall", "citation_precision"}
+    rates = charts["Claim rates per day"]
+    context = json.loads(rates["query_context"])
+    assert datasets[context["datasource"]["id"]]["table_name"] == "daily_metrics"
+    query = context["queries"][0]
+    assert query["metrics"] == ["ratio_of_sums"] and query["series_columns"] == ["metric"]
+    named = next(f["val"] for f in context["queries"][0]["filters"] if f["col"] == "metric")
+    assert set(named) == {m for m in CLAIM_METRICS if BY_NAME[m].rate} and "claims_per_sentence" not in named
+    assert {"slice_name", "averaging"} <= {f["col"] for f in context["queries"][0]["filters"]}
+    positioned = {v["meta"]["uuid"] for k, v in files["dashboards/citecheck.yaml"]["position"].items()
+                  if k.startswith("CHART-")}
+    assert {c["uuid"] for t, c in charts.items() if "claim" in t.lower()} <= positioned
+
+
 def test_the_datasets_schema_is_explicit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CITECHECK_WAREHOUSE_SCHEMA", raising=False)
     assert B.dataset_schema("postgresql+psycopg://bi@db.example.invalid/warehouse") == "public"
@@ -120,16 +157,63 @@ def test_the_cli_writes_the_bundle_folders(tmp_path: Path) -> None:
     assert {p.name for p in out.iterdir()} == {"metadata.yaml", "databases", "datasets", "charts", "dashboards"}
 
 
+def test_the_bundle_holds_no_password(tmp_path: Path) -> None:
+    """The warehouse URL's password is written nowhere in the bundle (the database's URL keeps its
+    user and host); the CLI says where Superset reads it from instead."""
+    password = "s3cret-Pa55word"
+    out = tmp_path / "bundle"
+    done = subprocess.run([sys.executable, "-m", "citecheck", "bi", "superset", "--warehouse-url",
+                           f"postgresql+psycopg://citecheck_bi:{password}@127.0.0.1:5432/warehouse", "--out", str(out)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    files = list(out.rglob("*.yaml"))
+    assert files and not [p for p in files if password in p.read_text(encoding="utf-8")]
+    assert password not in done.stdout + done.stderr
+    database = (out / "databases" / "citecheck_warehouse.yaml").read_text(encoding="utf-8")
+    assert "sqlalchemy_uri: postgresql+psycopg2://citecheck_bi@127.0.0.1:5432/warehouse" in database
+    assert f"Superset reads the warehouse password from {B.PASSWORD_ENV}" in done.stdout
+    assert B.PASSWORD_ENV == "CITECHECK_WAREHOUSE_PASSWORD"
+    # a SQLite warehouse has no password to speak of
+    assert B.password_note("sqlite:////tmp/warehouse.sqlite") is None
+
+
+def test_the_shipped_superset_config_reads_the_password_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """superset/superset_config.py (the compose stack's, and the test server's) hands Superset the
+    password through SQLALCHEMY_CUSTOM_PASSWORD_STORE, from CITECHECK_WAREHOUSE_PASSWORD."""
+    import runpy
+
+    import sqlalchemy as sa
+
+    monkeypatch.setenv("SUPERSET_SECRET_KEY", "x" * 32)
+    config = runpy.run_path(str(REPO / "superset" / "superset_config.py"))
+    store = config["SQLALCHEMY_CUSTOM_PASSWORD_STORE"]
+    url = sa.engine.make_url(B.superset_uri("postgresql://citecheck_bi:old@127.0.0.1/warehouse"))
+    monkeypatch.setenv(B.PASSWORD_ENV, "from-the-environment")
+    assert store(url) == "from-the-environment"
+    monkeypatch.delenv(B.PASSWORD_ENV)
+    assert store(url) is None  # libpq's PGPASSWORD or ~/.pgpass then
+
+
 @pytest.mark.slow
 def test_superset_serves_the_dashboard_after_each_import_path(pg_warehouse_url: str, tmp_path: Path) -> None:
-    backfill_sample(pg_warehouse_url, tmp_path / "job", "2026-11-15", 17, turns_per_day=150)
+    # the last 5 of the 17 days in the rule claims mode: the claim charts have their points there
+    # and nulls (sentence mode) before
+    backfill_sample(pg_warehouse_url, tmp_path / "job", "2026-11-15", 17, turns_per_day=150, claims_days=5)
     bundle_dir = tmp_path / "bundle"
-    # written as the compose profile's superset-bundle service writes it: the CLI, no --schema
-    done = subprocess.run([sys.executable, "-m", "citecheck", "bi", "superset", "--warehouse-url", pg_warehouse_url,
-                           "--out", str(bundle_dir)], capture_output=True, text=True, env=_without_schema_env())
-    assert done.returncode == 0, done.stderr
+    # Superset connects as a role with a password, which the bundle does not hold: the server gets it
+    # in CITECHECK_WAREHOUSE_PASSWORD, as the compose stack's superset service does
+    with _reader_with_password(pg_warehouse_url) as (reader_url, password):
+        # written as the compose profile's superset-bundle service writes it: the CLI, no --schema
+        done = subprocess.run([sys.executable, "-m", "citecheck", "bi", "superset", "--warehouse-url", reader_url,
+                               "--out", str(bundle_dir)], capture_output=True, text=True, env=_without_schema_env())
+        assert done.returncode == 0, done.stderr
+        assert not [p for p in bundle_dir.rglob("*.yaml") if password in p.read_text(encoding="utf-8")]
+        _serve_and_check(bundle_dir, pg_warehouse_url, tmp_path, {B.PASSWORD_ENV: password})
+
+
+def _serve_and_check(bundle_dir: Path, pg_warehouse_url: str, tmp_path: Path, env: dict[str, str]) -> None:
     titles = {c["slice_name"] for k, c in B.bundle(pg_warehouse_url).items() if k.startswith("charts/")}
-    with running_superset(tmp_path / "superset") as server:
+    with running_superset(tmp_path / "superset", env) as server:
         api = Api(server)
         # 1. the compose way (superset/start.sh, docs/superset.md): `superset import-directory` into a
         #    fresh Superset, then the dashboard in Chromium
@@ -148,6 +232,25 @@ def test_superset_serves_the_dashboard_after_each_import_path(pg_warehouse_url: 
         #    there (the UUIDs come from names, so nothing is duplicated)
         _import_directory(server, bundle_dir)
         _chart_rows(api, titles, "import-directory over the ZIP import")
+
+
+@contextlib.contextmanager
+def _reader_with_password(warehouse_url: str) -> Iterator[tuple[str, str]]:
+    """A login role with a password that reads the warehouse (127.0.0.1 only), dropped afterwards:
+    (its URL, with the password in it as an operator would pass it, and the password)."""
+    role, password = f"citecheck_ss_{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
+    admin = sa.create_engine(warehouse_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f"CREATE ROLE {role} LOGIN PASSWORD '{password}'")
+        conn.exec_driver_sql(f"GRANT pg_read_all_data TO {role}")
+    url = sa.engine.make_url(warehouse_url).set(username=role, password=password)
+    try:
+        yield url.render_as_string(hide_password=False), password
+    finally:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '{role}'")
+            conn.exec_driver_sql(f"DROP ROLE IF EXISTS {role}")
+        admin.dispose()
 
 
 def _without_schema_env() -> dict[str, str]:
@@ -196,6 +299,17 @@ def _assert_rows_match_the_warehouse(rows: dict[str, list[dict[str, Any]]], ware
         assert row["citation_recall_ci_low"] <= row["citation_recall"] <= row["citation_recall_ci_high"]
     by_slice = {(r["slice_name"], r["slice_value"]): r["ratio_of_sums"] for r in rows["citation_recall by slice"]}
     assert by_slice[("all", "all")] == pytest.approx(overall)
+    # the claims: points on the claims-mode days only, equal to the warehouse's
+    engine = sa.create_engine(warehouse_url)
+    with engine.connect() as conn:
+        claim_recall = {str(r.day): r.claim_recall for r in conn.execute(
+            sa.text("SELECT day, claim_recall FROM daily_metrics_wide WHERE claim_recall IS NOT NULL"))}
+    engine.dispose()
+    paired = rows[B.claim_chart_title("claim_recall")]
+    assert len(paired) == 17 and len(claim_recall) == 5
+    assert {_iso_day(r["day"]): r["claim_recall"] for r in paired if r["claim_recall"] is not None} == pytest.approx(
+        claim_recall)
+    assert {r["metric"] for r in rows["Claim rates per day"]} >= {"claim_recall", "partially_supported_rate"}
 
 
 def _delete_imported(api: Api) -> None:

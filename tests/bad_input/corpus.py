@@ -756,7 +756,9 @@ EVENT_TURN = "event-turn"  # the turn the event cases name; the test loads it fi
 class EventCase:
     """One JSONL line of reader events and what `load-events` must make of it: `outcome` is
     "loaded", "orphaned" (loaded, its turn not in the warehouse), "duplicate" (an event id already
-    given: the first stays) or "rejected" with `reason` (a substring of the reported reason)."""
+    given, unchanged), "conflict" (an event id already given with other content, `reason` naming
+    the fields that differ: the first stays either way) or "rejected" with `reason` (a substring
+    of the reported reason)."""
 
     kind: str
     line: bytes
@@ -779,8 +781,12 @@ def event_cases() -> list[EventCase]:
         EventCase("no_label_or_sentence", line(without(_event("ev-bare", event="source_reported"), "label",
                                                        "sentence_index")), "loaded", event_id="ev-bare"),
         EventCase("orphan", line(_event("ev-orphan", turn_id="turn-logged-later")), "orphaned", event_id="ev-orphan"),
-        EventCase("repeated_event_id", line(_event("ev-citation_shown", event="source_reported")), "duplicate",
-                  event_id="ev-citation_shown"),
+        EventCase("repeated_event_id", line(_event("ev-citation_opened", event="citation_opened")), "duplicate",
+                  event_id="ev-citation_opened"),
+        EventCase("repeated_event_id_other_type", line(_event("ev-citation_shown", event="source_reported")),
+                  "conflict", "event", event_id="ev-citation_shown"),
+        EventCase("repeated_event_id_other_turn", line(_event("ev-orphan")), "conflict", "turn_id",
+                  event_id="ev-orphan"),
         EventCase("truncated_json", line(_event("ev-t"))[:30], "rejected", "malformed line: invalid JSON"),
         EventCase("not_utf8", b'{"event_id": "ev-\xff"}', "rejected", "malformed line: line is not valid UTF-8"),
         EventCase("not_an_object", line([_event("ev-list")]), "rejected", "malformed line: not a JSON object (list)"),

@@ -1,6 +1,7 @@
-"""A real Apache Superset on 127.0.0.1 for tests: its own venv (`bin/tool-venv superset`), its own
-SQLite metadata database and config in a temp dir, `superset db upgrade`, `fab create-admin`,
-`init`, then gunicorn on a free port. A failure to build or start it fails the test loudly."""
+"""A real Apache Superset on 127.0.0.1 for tests: its own venv (`bin/tool-venv superset`), the
+compose stack's config (superset/superset_config.py) with its own SQLite metadata database in a temp
+dir, `superset db upgrade`, `fab create-admin`, `init`, then gunicorn on a free port. A failure to
+build or start it fails the test loudly."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import pytest
 from helpers.tool_venv import tool_venv
 
 ADMIN = "admin"
+SHIPPED_CONFIG = Path(__file__).resolve().parents[2] / "superset" / "superset_config.py"
 
 
 @dataclass
@@ -46,18 +48,20 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def running_superset(home: Path) -> Iterator[Superset]:
+def running_superset(home: Path, extra_env: dict[str, str] | None = None) -> Iterator[Superset]:
+    """`extra_env`: more environment for the Superset processes (the warehouse password)."""
     venv = tool_venv("superset")
     home.mkdir(parents=True, exist_ok=True)
     config = home / "superset_config.py"
+    # the compose stack's config (its password store included), then what a test server changes
     config.write_text(
-        f"SECRET_KEY = {secrets.token_urlsafe(32)!r}\n"
+        SHIPPED_CONFIG.read_text(encoding="utf-8") + "\n# the test server's own\n"
         f"SQLALCHEMY_DATABASE_URI = 'sqlite:///{home / 'superset.db'}'\n"
         "WTF_CSRF_ENABLED = False\nTALISMAN_ENABLED = False\n"
         "FEATURE_FLAGS = {'DASHBOARD_RBAC': False}\n", encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env.update(SUPERSET_CONFIG_PATH=str(config), SUPERSET_HOME=str(home), FLASK_APP="superset",
-               SUPERSET_LOAD_EXAMPLES="no")
+               SUPERSET_LOAD_EXAMPLES="no", SUPERSET_SECRET_KEY=secrets.token_urlsafe(32), **(extra_env or {}))
     password = secrets.token_urlsafe(12)
     port = _free_port()
     server = Superset(f"http://127.0.0.1:{port}", ADMIN, password, venv, env)

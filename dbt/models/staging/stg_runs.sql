@@ -23,5 +23,6 @@ select
     state,
     error,
     completed_steps,
-    lock_generation
+    lock_generation,
+    source_load_id
 from {{ source('citecheck', 'runs') }}

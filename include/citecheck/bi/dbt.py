@@ -228,9 +228,12 @@ def profiles_yml(warehouse_url: str, schema: str = "citecheck_dbt") -> dict[str,
     CITECHECK_DBT_PASSWORD at run time, never written."""
     import sqlalchemy as sa
 
+    from citecheck.warehouse.naming import identifier
+
     url = sa.engine.make_url(warehouse_url)
     if not url.drivername.startswith("postgres"):
         raise ValueError(f"the dbt project targets PostgreSQL, not {url.drivername}")
+    identifier(schema, "the dbt schema")
     return {"citecheck": {"target": "warehouse", "outputs": {"warehouse": {
         "type": "postgres", "host": url.host or "127.0.0.1", "port": url.port or 5432,
         "user": url.username or "postgres", "password": "{{ env_var('CITECHECK_DBT_PASSWORD', '') }}",

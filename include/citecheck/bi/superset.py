@@ -6,6 +6,11 @@ metrics are judged (`core.metrics`), the published tables and the wide view (`bi
 it, `zip_bundle`, for `superset import-dashboards -p FILE` or the REST import). UUIDs are derived from
 names, so re-importing a regenerated bundle with overwrite updates the same objects.
 
+The bundle never holds the warehouse password: the database's URL is written without it, and Superset
+reads it when it connects from `PASSWORD_ENV`, through the `SQLALCHEMY_CUSTOM_PASSWORD_STORE` of
+`superset/superset_config.py` (Superset's CLI importers, `import-directory` and `import-dashboards`,
+take no passwords; with no store, libpq's PGPASSWORD or ~/.pgpass of the Superset process serves).
+
 Every chart carries its saved query context, so `/api/v1/chart/{id}/data/` answers for it. Rates over
 several days use the `ratio_of_sums` metric (Σ numerator / Σ denominator), never a mean of daily
 ratios; the 95% intervals are the precomputed columns of the day (docs/metrics.md).
@@ -22,13 +27,22 @@ from pathlib import Path
 from typing import Any
 
 from citecheck.bi.catalog import published_columns
-from citecheck.core.metrics import BY_NAME, HEADLINE_METRICS, JUDGED_METRICS, METRICS
+from citecheck.core.metrics import (
+    BY_NAME,
+    CLAIM_METRICS,
+    HEADLINE_METRICS,
+    JUDGED_METRICS,
+    METRIC_NAMES,
+    METRICS,
+    WIDE_CLAIM_METRICS,
+)
 from citecheck.core.vocabulary import NOT_CHECK_WORTHY, NOT_SELECTED
 from citecheck.warehouse import tables as T
 
 VERSION = "1.0.0"
 NAMESPACE = uuid.UUID("5b0c7f4e-2f7d-4a52-9d55-6b1f3c1e7a24")
 DATABASE_NAME = "citecheck warehouse"
+PASSWORD_ENV = "CITECHECK_WAREHOUSE_PASSWORD"  # where Superset's password store reads the warehouse password
 DASHBOARD_TITLE = "citecheck: citation quality"
 DASHBOARD_SLUG = "citecheck"
 NO_TIME_FILTER = "No filter"
@@ -49,13 +63,25 @@ def _uuid(kind: str, name: str) -> str:
 
 
 def superset_uri(warehouse_url: str) -> str:
-    """The warehouse URL with the driver Superset's venv has (psycopg2 for Postgres)."""
+    """The warehouse URL with the driver Superset's venv has (psycopg2 for Postgres), without its
+    password (Superset reads that from `PASSWORD_ENV` when it connects)."""
     import sqlalchemy as sa
 
-    url = sa.engine.make_url(warehouse_url)
-    if url.drivername.startswith("postgres"):
-        url = url.set(drivername="postgresql+psycopg2")
+    given = sa.engine.make_url(warehouse_url)
+    url = sa.engine.URL.create(  # `URL.set(password=None)` would keep the password
+        "postgresql+psycopg2" if given.drivername.startswith("postgres") else given.drivername,
+        username=given.username, host=given.host, port=given.port, database=given.database, query=given.query)
     return url.render_as_string(hide_password=False)
+
+
+def password_note(warehouse_url: str) -> str | None:
+    """What the operator must do about the password the bundle leaves out; None for SQLite."""
+    import sqlalchemy as sa
+
+    if sa.engine.make_url(warehouse_url).get_backend_name() == "sqlite":
+        return None
+    return (f"the bundle holds no password: Superset reads the warehouse password from {PASSWORD_ENV} in its "
+            "environment (SQLALCHEMY_CUSTOM_PASSWORD_STORE of superset/superset_config.py; docs/superset.md)")
 
 
 def dataset_schema(warehouse_url: str, schema: str | None = None) -> str | None:
@@ -181,6 +207,39 @@ def interval_metrics() -> tuple[str, ...]:
     return tuple(m for m in HEADLINE_METRICS if m in JUDGED_METRICS)
 
 
+def sentence_counterpart(claim_metric: str) -> str | None:
+    """The headline sentence-level metric a claim metric restates per claim (`claim_recall` ->
+    `citation_recall`), when the wide view has it; None for one with no counterpart."""
+    counterpart = "citation_" + claim_metric.removeprefix("claim_")
+    return counterpart if claim_metric.startswith("claim_") and counterpart in HEADLINE_METRICS else None
+
+
+def claim_chart_title(claim_metric: str) -> str:
+    counterpart = sentence_counterpart(claim_metric)
+    return f"{claim_metric} next to {counterpart}" if counterpart else f"{claim_metric} per day"
+
+
+def claim_rates() -> tuple[str, ...]:
+    """The claims mode's rates (registry order): what the "claim rates per day" chart draws."""
+    return tuple(m for m in METRIC_NAMES if m in CLAIM_METRICS and BY_NAME[m].rate)
+
+
+def claim_charts() -> list[dict[str, Any]]:
+    """The claims mode's charts (SPEC 2.1), from the registry: each claim column of the wide view,
+    next to its sentence-level headline metric where it has one, and every claim rate per day from
+    `daily_metrics`. A day scored in sentence mode has nulls in those columns and no claim rows: its
+    points are missing, the charts still draw."""
+    out = []
+    for metric in WIDE_CLAIM_METRICS:
+        counterpart = sentence_counterpart(metric)
+        out.append(_daily_series(claim_chart_title(metric), "daily_metrics_wide",
+                                 [counterpart, metric] if counterpart else [metric],
+                                 y_format=BY_NAME[metric].bi_format))
+    out.append(_daily_series("Claim rates per day", "daily_metrics", ["ratio_of_sums"], groupby=("metric",),
+                             where=(*OVERALL, ("metric", "IN", list(claim_rates())))))
+    return out
+
+
 def charts() -> list[dict[str, Any]]:
     """Every chart of the dashboard, in layout order."""
     out = [_daily_series("Headline rates per day", "daily_metrics_wide", list(HEADLINE_METRICS))]
@@ -205,7 +264,7 @@ def charts() -> list[dict[str, Any]]:
         _table("Alerts (latest day first)", "alerts", ALERT_COLUMNS),
         _table("Re-cite suggestions (latest day first)", "recite_suggestions", SUGGESTION_COLUMNS),
     ]
-    return out
+    return out + claim_charts()
 
 
 def _dashboard(chart_list: list[dict[str, Any]]) -> dict[str, Any]:

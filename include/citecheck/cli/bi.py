@@ -22,14 +22,14 @@ def add_bi(sub: Any) -> None:
     d = bi.add_parser("dbt-profile", help="write a profiles.yml for a Postgres warehouse URL (password from env)")
     options.add_warehouse_url(d)
     options.add_out(d, required=True, help="folder for profiles.yml (use it as DBT_PROFILES_DIR)")
-    d.add_argument("--schema", default="citecheck_dbt", help="schema dbt builds its models in")
+    options.add_schema(d, default="citecheck_dbt", help="schema dbt builds its models in")
     d.set_defaults(func=cmd_dbt_profile)
 
     s = bi.add_parser("superset", help="write a Superset import bundle (superset import-directory DIR)")
     options.add_warehouse_url(s, help="the warehouse as Superset connects to it")
     options.add_out(s, required=True, help="the bundle folder (metadata.yaml, databases/, datasets/, ...)")
-    s.add_argument("--schema", default=None, help="schema of the published tables (default: "
-                   "CITECHECK_WAREHOUSE_SCHEMA, else public on PostgreSQL, main on SQLite)")
+    options.add_schema(s, default=None, help="schema of the published tables (default: "
+                       "CITECHECK_WAREHOUSE_SCHEMA, else public on PostgreSQL, main on SQLite)")
     s.set_defaults(func=cmd_superset)
 
 
@@ -49,8 +49,11 @@ def cmd_dbt_profile(args: argparse.Namespace) -> int:
 
 
 def cmd_superset(args: argparse.Namespace) -> int:
-    from citecheck.bi.superset import write_bundle
+    from citecheck.bi.superset import password_note, write_bundle
 
     for path in write_bundle(args.warehouse_url, Path(args.out), schema=args.schema):
         print(path)
+    note = password_note(args.warehouse_url)
+    if note:
+        print(note)
     return EXIT_OK

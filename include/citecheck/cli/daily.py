@@ -47,7 +47,7 @@ def add_gc(sub: Any) -> None:
 
 def cmd_stale(args: argparse.Namespace) -> int:
     """The published days of the range whose turns or reader events were loaded after the run
-    that published them began."""
+    that published them began reading, or that lost a turn it counted to another day."""
     from citecheck.job import stale_days
 
     if args.to < args.from_:
@@ -59,8 +59,8 @@ def cmd_stale(args: argparse.Namespace) -> int:
         write_json([d.as_dict() for d in days], None)
         return EXIT_OK
     for d in days:
-        print(f"{d.day}  stale: {d.late_turns} turn(s) and {d.late_events} reader event(s) loaded after run "
-              f"{d.run_id} began ({d.started_at:%Y-%m-%d %H:%M:%S} UTC)")
+        began = f" ({d.started_at:%Y-%m-%d %H:%M:%S} UTC)" if d.started_at else ""
+        print(f"{d.day}  stale: {d.late_inputs()}{began}")
     print(f"{len(days)} stale day(s) from {args.from_} to {args.to}")
     return EXIT_OK
 

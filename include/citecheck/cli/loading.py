@@ -66,7 +66,8 @@ def cmd_load_sample(args: argparse.Namespace) -> int:
                          provider_turns=args.provider_turns, topics=args.topics,
                          language_turns=args.language_turns)
     n = load_turns(engine, data.turns + demo.loadable_malformed(data), assume_zone=env_config().assume_zone)
-    events = load_reader_events(engine, [reader_event(e) for e in data.reader_events])
+    assume_zone = env_config().assume_zone
+    events = load_reader_events(engine, [reader_event(e, assume_zone) for e in data.reader_events])
     if args.write_judge:
         demo.write_judge(data, Path(args.write_judge), claims=args.claims)
     print(f"loaded {n} sample turns for {args.days} day(s) from {args.start}, {events.loaded} reader events "
@@ -109,12 +110,15 @@ def cmd_load_turns(args: argparse.Namespace) -> int:
 
 def cmd_load_events(args: argparse.Namespace) -> int:
     """Load reader events (SPEC §1 JSON Lines), idempotent by event id; report what was loaded,
-    duplicates (already loaded, or repeating an earlier line), orphaned events (their turn is not
-    in the warehouse: kept and counted) and rejected lines with line number and reason."""
+    duplicates (already loaded, or repeating an earlier line, unchanged), conflicts (an event id
+    given again with other content: the first version is kept), orphaned events (their turn is
+    not in the warehouse: kept and counted) and rejected lines with line number and reason (an
+    `occurred_at` without a zone is read in `[day] assume_zone`, or rejected when it is "refuse")."""
     from citecheck.core.reader_events import EventError, reader_event
     from citecheck.core.turns import decode_line
     from citecheck.warehouse import load_reader_events
 
+    assume_zone = env_config().assume_zone
     events, lines, rejected = [], [], []
     try:
         handle = open(args.file, "rb")  # noqa: SIM115 - closed below; an unreadable file is unusable input
@@ -131,7 +135,7 @@ def cmd_load_events(args: argparse.Namespace) -> int:
                 rejected.append({"line": number, "reason": f"malformed line: {str(exc)[:200]}"})
                 continue
             try:
-                events.append(reader_event(data))
+                events.append(reader_event(data, assume_zone))
             except EventError as exc:
                 rejected.append({"line": number, "reason": str(exc)[:300]})
                 continue
@@ -141,11 +145,18 @@ def cmd_load_events(args: argparse.Namespace) -> int:
     duplicates = [{"event_id": i, "reason": "already loaded" if earlier == "already loaded"
                    else f"repeats line {lines[earlier]}"} for i, earlier in report.duplicates]
     repeats = sum(isinstance(earlier, int) for _, earlier in report.duplicates)
-    write_json({"loaded": report.loaded, "duplicates": duplicates,
+    conflicts = [{"line": lines[c.position], "event_id": c.event_id, "fields": list(c.fields),
+                  "kept": "the event already loaded" if c.earlier is None else f"line {lines[c.earlier]}"}
+                 for c in report.conflicts]
+    write_json({"loaded": report.loaded, "duplicates": duplicates, "conflicts": conflicts,
                 "orphaned": [{"line": line_of[i], "event_id": i, "turn_id": t} for i, t in report.orphaned],
                 "rejected": rejected}, None)
     sys.stderr.write(f"reader events: {report.loaded} loaded, {len(duplicates)} duplicate(s), "
+                     f"{len(conflicts)} conflict(s) (the first version kept), "
                      f"{len(report.orphaned)} orphaned (kept; their turn is not loaded), {len(rejected)} rejected\n")
     for bad in rejected[:20]:
         sys.stderr.write(f"line {bad['line']}: {bad['reason']}\n")
-    return EXIT_SKIPPED if rejected or repeats else EXIT_OK
+    for conflict in conflicts[:20]:
+        sys.stderr.write(f"line {conflict['line']}: event {conflict['event_id']} conflicts with "
+                         f"{conflict['kept']} (differs in {', '.join(conflict['fields'])}); kept that one\n")
+    return EXIT_SKIPPED if rejected or repeats or conflicts else EXIT_OK

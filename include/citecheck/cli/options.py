@@ -1,6 +1,6 @@
 """The options several commands share, each defined once: `--day`, `--from`/`--to`, `--json`,
 `--out`, `--config`, `--turns`, `--file`, `--format`, `--warehouse-url`, the sample generator's
-and the job's flags; and the argument types (a date, a positive whole number)."""
+and the job's flags; and the argument types (a date, a positive whole number, a schema name)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,21 @@ def positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1: {text}")
     return value
+
+
+def schema_name(text: str) -> str:
+    """A schema name: a plain SQL identifier (`warehouse.naming.identifier`, as `[warehouse] schema` is)."""
+    from citecheck.warehouse.naming import InvalidName, identifier
+
+    try:
+        return identifier(text, "the schema")
+    except InvalidName as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_schema(p: argparse.ArgumentParser, *, default: str | None, help: str) -> None:
+    """`--schema`, checked when the command line is read: a bad name exits 2 before anything is written."""
+    p.add_argument("--schema", type=schema_name, default=default, help=help)
 
 
 def days_between(first: dt.date, last: dt.date) -> list[dt.date]:

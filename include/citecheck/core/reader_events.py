@@ -87,10 +87,11 @@ def _identifier(data: Mapping[str, Any], key: str, width: int) -> str:
     return clean_text(value)
 
 
-def reader_event(data: Any) -> ReaderEvent:
+def reader_event(data: Any, assume_zone: str = "UTC") -> ReaderEvent:
     """One decoded JSON line as a `ReaderEvent`; EventError says why it is not one: not an object,
     a missing field (named), an unknown `event` type (named), a bad id, label, sentence index or
-    timestamp."""
+    timestamp. An `occurred_at` without a zone is read in `assume_zone` (`[day] assume_zone`, as
+    turns are), or refused when it is "refuse"."""
     if not isinstance(data, Mapping):
         raise EventError(f"malformed line: not a JSON object ({type(data).__name__})")
     for key in REQUIRED_FIELDS:
@@ -112,7 +113,7 @@ def reader_event(data: Any) -> ReaderEvent:
                               or not 0 <= index <= MAX_SENTENCE_INDEX):
         raise EventError(f"sentence_index is not a sentence number (a whole number >= 0): {index!s:.40}")
     try:
-        occurred_at = parse_timestamp(data["occurred_at"], "occurred_at")
+        occurred_at = parse_timestamp(data["occurred_at"], "occurred_at", assume_zone=assume_zone)
     except TurnError as exc:
         raise EventError(str(exc)) from None
     assert occurred_at is not None  # required above

@@ -197,7 +197,7 @@ class DayOutcome:
 def rerun_reason(published_day: PublishedDay | None, config_hash: str, *, force: bool = False) -> str | None:
     """Why a day must be (re)published with a run of `config_hash`, or None when it is up to
     date: not published, published with another configuration, or stale (turns or reader events
-    loaded after its published run began)."""
+    loaded after its published run began reading, turns it counted moved to another day)."""
     if force:
         return "forced"
     if published_day is None:
@@ -205,8 +205,7 @@ def rerun_reason(published_day: PublishedDay | None, config_hash: str, *, force:
     if published_day.config_hash != config_hash:
         return f"published with config {published_day.config_hash}, this run's is {config_hash}"
     if published_day.stale:
-        return (f"stale: {published_day.late_turns} turn(s) and {published_day.late_events} reader event(s) "
-                f"loaded after run {published_day.run_id} began")
+        return f"stale: {published_day.late_inputs()}"
     return None
 
 

@@ -2,8 +2,11 @@
 
 Each row needs `item_id`, `label` (supported | partial | not_supported) and `citation_labels`
 (`S1=full;S3=none`, or in JSON Lines also an object `{"S1": "full"}`) with one grade per cited
-label of the item; it may also grade an uncited passage of the context. A row whose `label` and
-`citation_labels` are both empty is not labelled yet and is passed over. A bad row (unknown
+label of the item; it may also grade an uncited passage of the context. An item of a claims-mode
+day may also carry `claim_labels` (`0=supported;1=not_supported`, or an object `{"0": "supported"}`):
+one sentence label per claim of the item, every claim labelled once any is; left empty, the item is
+labelled as a sentence only. A row whose `label` and `citation_labels` are both empty is not
+labelled yet and is passed over. A bad row (unknown
 item, unknown value, missing field, a cited label left ungraded) is reported with its line and
 reason; the other rows load.
 """
@@ -41,9 +44,11 @@ class RowError(ValueError):
 
 
 def read_label_file(path: str | Path, known: Callable[[list[str]], Mapping[str, list[str]]],
-                    fmt: str | None = None) -> LabelFile:
+                    fmt: str | None = None,
+                    claims: Callable[[list[str]], Mapping[str, list[int]]] | None = None) -> LabelFile:
     """Parse and validate a file. `known(ids)` returns, for the ids a stored sample holds, the
-    labels each item's reviewer grades (`citecheck.warehouse.review.known_items`)."""
+    labels each item's reviewer grades (`citecheck.warehouse.review.known_items`); `claims(ids)`
+    the claim indexes of each item's sentence (`citecheck.warehouse.review.item_claims`)."""
     path = Path(path)
     fmt = fmt or ("jsonl" if path.suffix.lower() in (".jsonl", ".json", ".ndjson") else "csv")
     if fmt not in ("csv", "jsonl"):
@@ -52,13 +57,14 @@ def read_label_file(path: str | Path, known: Callable[[list[str]], Mapping[str, 
     raw = list(_csv_rows(text) if fmt == "csv" else _jsonl_rows(text))
     ids = [r["item_id"].strip() for _, r, _ in raw if isinstance(r, Mapping) and isinstance(r.get("item_id"), str)]
     cited_of = known(sorted(set(ids)))
+    claims_of = claims(sorted(set(ids))) if claims is not None else {}
     out = LabelFile()
     by_item: dict[str, int] = {}
     for line, row, problem in raw:
         try:
             if problem:
                 raise RowError(problem)
-            parsed = validate_row(row, cited_of)
+            parsed = validate_row(row, cited_of, claims_of)
         except RowError as exc:
             out.errors.append({"line": line, "item_id": _item_of(row), "reason": str(exc)})
             continue
@@ -115,7 +121,8 @@ def _blank(value: Any) -> bool:
         isinstance(value, (dict, list)) and not value)
 
 
-def validate_row(row: Mapping[str, Any], cited_of: Mapping[str, list[str]]) -> dict[str, Any] | None:
+def validate_row(row: Mapping[str, Any], cited_of: Mapping[str, list[str]],
+                 claims_of: Mapping[str, list[int]] | None = None) -> dict[str, Any] | None:
     """The clean row, None when it is not labelled yet, RowError when it is bad."""
     item = row.get("item_id")
     if _blank(item):
@@ -140,7 +147,47 @@ def validate_row(row: Mapping[str, Any], cited_of: Mapping[str, list[str]]) -> d
     ungraded = [lab for lab in cited if lab not in parsed]
     if ungraded:
         raise RowError(f"missing citation label for {', '.join(ungraded)} (grade every cited label)")
-    return {"item_id": item, "label": label, "citation_labels": parsed}
+    per_claim = claim_labels(row.get("claim_labels"), (claims_of or {}).get(item, []))
+    return {"item_id": item, "label": label, "citation_labels": parsed, "claim_labels": per_claim}
+
+
+def claim_labels(value: Any, claims: list[int]) -> dict[str, str]:
+    """`0=supported;1=partial` (or an object) → {claim index: sentence label}, every claim of the
+    item labelled; {} when empty (the item labelled as a sentence only)."""
+    if _blank(value):
+        return {}
+    if isinstance(value, Mapping):
+        pairs = [(str(k), v) for k, v in value.items()]
+    elif isinstance(value, str):
+        pairs = []
+        for entry in (e.strip() for e in value.replace("\n", ";").split(";")):
+            if not entry:
+                continue
+            if "=" not in entry:
+                raise RowError(f"bad value for claim_labels: {entry!r} is not CLAIM=supported|partial|not_supported")
+            key, _, text = entry.partition("=")
+            pairs.append((key.strip(), text))
+    else:
+        raise RowError(f"bad value for claim_labels: {value!r}")
+    if not claims:
+        raise RowError("claim_labels given, but the item's sentence has no claims (a sentence-mode day)")
+    out: dict[str, str] = {}
+    for key, text in pairs:
+        if key not in {str(c) for c in claims}:
+            raise RowError(f"bad value for claim_labels: no claim {key!r} (the item's claims: "
+                           f"{', '.join(map(str, claims))})")
+        try:
+            given = sentence_label(text)
+        except RowError:
+            raise RowError(f"bad value for claim_labels: {key}={text} "
+                           f"(expected {', '.join(SENTENCE_LABELS)})") from None
+        if key in out and out[key] != given:
+            raise RowError(f"bad value for claim_labels: claim {key} labelled twice ({out[key]}, {given})")
+        out[key] = given
+    unlabelled = [str(c) for c in claims if str(c) not in out]
+    if unlabelled:
+        raise RowError(f"missing claim label for claim {', '.join(unlabelled)} (label every claim of the item)")
+    return out
 
 
 def sentence_label(value: Any) -> str:

@@ -42,12 +42,14 @@ def export_sample(engine: Engine, from_day: dt.date, to_day: dt.date, size: int,
     with engine.connect() as conn:
         population = list(WR.judged_sentences(conn, from_day, to_day))
         items = S.draw(population, size, salt, reported=WR.reported_sentences(conn, from_day, to_day))
-        sentences = WR.sentence_texts(conn, {(i["day"], i["turn_id"], i["sentence_index"]) for i in items})
+        keys = {(i["day"], i["turn_id"], i["sentence_index"]) for i in items}
+        sentences = WR.sentence_texts(conn, keys)
+        claims = WR.sentence_claims(conn, keys)
         turns = WR.turn_texts(conn, {i["turn_id"] for i in items})
     now = dt.datetime.now(dt.UTC)
     sid = S.sample_id(from_day, to_day)
     WR.replace_sample(engine, sid, [dict(i, exported_at=now) for i in items])
-    S.write_export(S.export_records(items, sentences, turns), out, fmt)
+    S.write_export(S.export_records(items, sentences, turns, claims), out, fmt)
     strata: dict[str, dict[str, Any]] = {}
     for i in items:
         strata[i["stratum"]] = {"sampled": i["stratum_sampled"], "size": i["stratum_size"],
@@ -78,7 +80,11 @@ def import_labels(engine: Engine, path: str | Path, reviewer: str, fmt: str | No
         with engine.connect() as conn:
             return WR.known_items(conn, ids)
 
-    result = read_label_file(path, known, fmt)
+    def claims(ids: list[str]) -> dict[str, list[int]]:
+        with engine.connect() as conn:
+            return WR.item_claims(conn, ids)
+
+    result = read_label_file(path, known, fmt, claims)
     WR.replace_labels(engine, reviewer.strip(), result.rows)
     return result
 
@@ -108,6 +114,7 @@ def labelled_items(engine: Engine, from_day: dt.date, to_day: dt.date
         census = {(i["turn_id"], i["sentence_index"]) for i in items if not S.is_random_stratum(i["stratum"])}
         population = [r for r in population if (r["turn_id"], r["sentence_index"]) not in census]
         turns = WR.turn_texts(conn, {i["turn_id"] for i in chosen})
+        claims = WR.sentence_claims(conn, {(i["day"], i["turn_id"], i["sentence_index"]) for i in chosen})
     # A stratum labelled only in part counts as a random subsample of it: weight N_h / labelled_h
     # (= 1 / inclusion probability once the whole sample is labelled).
     labelled_per_stratum = Counter(i["stratum"] for i in chosen)
@@ -121,8 +128,18 @@ def labelled_items(engine: Engine, from_day: dt.date, to_day: dt.date
             "human_supported": supported, "grades": grades, "cited_labels": list(item["cited_labels"] or []),
             "passes": Q.judge_passes(row), "nli_score": Q.nli_score(row), "judge": C.judge_values(row),
             "attributes": turns.get(item["turn_id"], {}).get("attributes", {}),
+            "claims": _labelled_claims(claims.get((item["turn_id"], item["sentence_index"]), ()),
+                                       by_item[item["item_id"]]),
         })
     return population, out, labels
+
+
+def _labelled_claims(claims: Sequence[Mapping[str, Any]], labels: Sequence[Mapping[str, Any]]
+                     ) -> list[dict[str, Any]]:
+    """The item's claims some reviewer labelled: index, the reviewers' consensus, the claim verdict's pass."""
+    human = Q.claim_consensus(labels)
+    return [{"claim_index": c["claim_index"], "human_supported": human[str(c["claim_index"])],
+             "passes": Q.claim_passes(c["verdict"])} for c in claims if str(c["claim_index"]) in human]
 
 
 def build_report(engine: Engine, from_day: dt.date, to_day: dt.date, *, confidence: float = DEFAULT_CONFIDENCE,
@@ -145,10 +162,16 @@ def build_report(engine: Engine, from_day: dt.date, to_day: dt.date, *, confiden
                         for r in Q.quality_rows(reported, confidence)
                         if r["slice_name"] == "all" and r["weighting"] == "raw"]
     calibrated = C.calibrated_rows(population, sampled, confidence)
+    # a claims mode: the random strata's claims a reviewer labelled, each weighted as its item
+    claims = [dict(c, weight=i["weight"]) for i in sampled for c in i["claims"]]
+    claim_quality = Q.claim_quality_rows(claims, confidence)
     return {"from": from_day.isoformat(), "to": to_day.isoformat(), "population": len(population),
             "labelled_items": len(sampled), "reviewers": sorted({lab["reviewer"] for lab in labels}),
-            "judges": judges_summary(quality), "judge_quality": quality + reported_quality,
+            "judges": judges_summary(quality), "judge_quality": quality + reported_quality + claim_quality,
             "calibrated_metrics": calibrated,
+            "claims": {"labelled_claims": len(claims), "labelled_items": len({i["item_id"] for i in sampled
+                                                                               if i["claims"]}),
+                       "judges": judges_summary([dict(r, slice_name="all") for r in claim_quality])},
             "reported": {"labelled_items": len(reported),
                          "judges": judges_summary([dict(r, slice_name="all") for r in reported_quality])}}
 
@@ -210,6 +233,15 @@ def text_lines(report: Mapping[str, Any]) -> Iterator[str]:
     for r in report["calibrated_metrics"]:
         interval = "" if r["ci_low"] is None else f"[{_number(r['ci_low'])}, {_number(r['ci_high'])}]"
         yield f"{r['metric']:<34}{_number(r['value']):>8}  {interval}"
+    claims = report.get("claims") or {}
+    if claims.get("labelled_claims"):
+        yield (f"claims ({claims['labelled_claims']} labelled claims of {claims['labelled_items']} items; "
+               "the published claim verdicts against the reviewers' claim labels):")
+        for r in report["judge_quality"]:
+            if r["slice_name"] == Q.CLAIMS_SLICE:
+                frac = f"{r['numerator']:g}/{r['denominator']:g}"
+                yield (f"{r['judge']:<12}{r['measure']:<12}{r['weighting']:<10}{_number(r['value']):>8}  {frac:<16}"
+                       f"[{_number(r['ci_low'])}, {_number(r['ci_high'])}]")
     reported = report.get("reported") or {}
     if reported.get("labelled_items"):
         yield (f"sentences readers reported ({reported['labelled_items']} labelled, all of them exported; "

@@ -6,7 +6,9 @@ passes a sentence when it judged its cited passages support it (a sentence that 
 `uncited_supported`). The reviewer's `partial` counts as not supported. False pass = judged
 supported among the reviewer's not-supported sentences; false fail = judged not supported among
 the reviewer's supported ones; agreement over all. Each is given raw (counts of the labelled
-items, Wilson interval) and weighted back to the population by 1 / inclusion probability.
+items, Wilson interval) and weighted back to the population by 1 / inclusion probability. In a
+claims mode the same measures compare the reviewers' claim labels with the published claim
+verdicts (slice `claims`, judge `final`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from citecheck.core.turns import MAX_ATTRIBUTE_VALUE_CHARS
-from citecheck.core.vocabulary import REPLY_SUPPORTED, SUPPORT_LEVELS, SUPPORTED_VERDICTS
+from citecheck.core.vocabulary import NOT_JUDGED_VERDICTS, REPLY_SUPPORTED, SUPPORT_LEVELS, SUPPORTED_VERDICTS
 from citecheck.stats import proportions as P
 from citecheck.stats.agreement import agreement
 
@@ -57,6 +59,31 @@ def consensus(labels: Sequence[Mapping[str, Any]]) -> tuple[bool, dict[str, str]
         best = max(counts.values())
         grades[key] = min((g for g, n in counts.items() if n == best), key=order.__getitem__)
     return votes > 0, grades
+
+
+def claim_consensus(labels: Sequence[Mapping[str, Any]]) -> dict[str, bool]:
+    """claim index → human supported over the reviewers who labelled the item's claims: the
+    majority, as `consensus` (a tie counts as not supported)."""
+    votes: Counter[str] = Counter()
+    for lab in labels:
+        for claim, label in (lab.get("claim_labels") or {}).items():
+            votes[str(claim)] += 1 if label == REPLY_SUPPORTED else -1
+    return {claim: n > 0 for claim, n in sorted(votes.items())}
+
+
+def claim_passes(verdict: str | None) -> dict[str, bool | None]:
+    """The published claim verdict's pass (None: the claim was not judged), as `judge_passes`'s `final`."""
+    return {"final": None if verdict is None or verdict in NOT_JUDGED_VERDICTS else verdict in SUPPORTED_VERDICTS}
+
+
+CLAIMS_SLICE = "claims"  # judge quality per claim: the reviewers' claim labels against the claim verdicts
+
+
+def claim_quality_rows(claims: Sequence[Mapping[str, Any]], confidence: float = P.DEFAULT_CONFIDENCE
+                       ) -> list[dict[str, Any]]:
+    """Agreement, false pass and false fail of the published claim verdicts against the reviewers'
+    claim labels (each claim weighted as its sentence's item), slice `claims`."""
+    return _rows_for(claims, "final", CLAIMS_SLICE, "all", confidence)
 
 
 def _rows_for(items: Sequence[Mapping[str, Any]], judge: str, slice_name: str, slice_value: str,

@@ -15,7 +15,10 @@ strata are drawn from the other sentences. They are no random sample: the popula
 of `review report` use the random strata (the traffic nobody reported), and judge quality on the
 reported items is reported apart.
 
-The export never carries a judge's verdict, score or name (blind review).
+The export never carries a judge's verdict, score or name (blind review). Days published in a
+claims mode add each sampled sentence's claims (their text and the cited labels they carry) and an
+empty `claim_labels` column: the reviewer labels each claim as the sentence (`review report`
+compares those labels with the judges' claim verdicts).
 """
 
 from __future__ import annotations
@@ -34,6 +37,9 @@ DEFAULT_SALT = "citecheck-review-v1"
 EXPORT_FIELDS = ("item_id", "day", "question", "answer", "sentence", "untraced_figures", "cited_labels",
                  "cited_passages", "other_passages", "label", "citation_labels")
 FORMATS = ("csv", "jsonl")
+# A claims mode (SPEC 2.1): each sentence's claims with their links, and the reviewer's label per
+# claim, after the sentence's columns; an export of sentence-mode days has neither column.
+CLAIM_FIELDS = ("claims", "claim_labels")
 
 
 def sample_id(from_day: dt.date, to_day: dt.date) -> str:
@@ -133,10 +139,15 @@ def cited_labels(row: Mapping[str, Any]) -> list[str]:
 
 
 def export_records(items: Sequence[Mapping[str, Any]], sentences: Mapping[tuple[str, int], Mapping[str, Any]],
-                   turns: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+                   turns: Mapping[str, Mapping[str, Any]],
+                   claims: Mapping[tuple[str, int], Sequence[Mapping[str, Any]]] | None = None
+                   ) -> list[dict[str, Any]]:
     """One blind record per item: the texts a reviewer needs (with the sentence's figures that its
     cited passages do not state, a structural fact to check, not a verdict), empty
-    `label`/`citation_labels`."""
+    `label`/`citation_labels`. When any sampled sentence has claims (a claims-mode day), every
+    record also has `claims` (`claim`, `text`, `cited_labels`: no verdict) and an empty `claim_labels`."""
+    claims = claims or {}
+    with_claims = any(claims.get((i["turn_id"], i["sentence_index"])) for i in items)
     records = []
     for item in items:
         turn = turns.get(item["turn_id"], {})
@@ -154,7 +165,23 @@ def export_records(items: Sequence[Mapping[str, Any]], sentences: Mapping[tuple[
             "other_passages": [{"label": lab, "text": t or ""} for lab, t in passages if lab not in cited],
             "label": None, "citation_labels": None,
         })
+        if with_claims:
+            records[-1]["claims"] = [
+                {"claim": c["claim_index"], "text": c["text"],
+                 "cited_labels": [lab for lab in cited if lab in c["labels"]]}
+                for c in claims.get((item["turn_id"], item["sentence_index"]), ())]
+            records[-1]["claim_labels"] = None
     return records
+
+
+def export_fields(records: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
+    """The columns of an export: `EXPORT_FIELDS`, then `CLAIM_FIELDS` when its records have claims."""
+    return EXPORT_FIELDS + CLAIM_FIELDS if any("claims" in r for r in records) else EXPORT_FIELDS
+
+
+def _claims_text(claims: Sequence[Mapping[str, Any]]) -> str:
+    return "\n\n".join(f"[{c['claim']}] {c['text']} (cites {';'.join(c['cited_labels']) or 'nothing'})"
+                        for c in claims)
 
 
 def _passages_text(passages: Sequence[Mapping[str, str]]) -> str:
@@ -163,22 +190,25 @@ def _passages_text(passages: Sequence[Mapping[str, str]]) -> str:
 
 def write_export(records: Sequence[Mapping[str, Any]], path: str | Path, fmt: str = "csv") -> None:
     """CSV (UTF-8 with a byte-order mark so spreadsheets read it as UTF-8; passages as `[S1] text`
-    blocks; `cited_labels` as `S1;S3`) or JSON Lines (the same fields, lists kept as lists)."""
+    blocks; `cited_labels` as `S1;S3`; claims as `[0] text (cites S1)` blocks) or JSON Lines (the
+    same fields, lists kept as lists)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; expected one of {', '.join(FORMATS)}")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    fields = export_fields(records)
     if fmt == "jsonl":
         with path.open("w", encoding="utf-8") as handle:
             for r in records:
-                handle.write(json.dumps({k: r[k] for k in EXPORT_FIELDS}, ensure_ascii=False) + "\n")
+                handle.write(json.dumps({k: r[k] for k in fields}, ensure_ascii=False) + "\n")
         return
     with path.open("w", encoding="utf-8-sig", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=EXPORT_FIELDS)
+        writer = csv.DictWriter(handle, fieldnames=fields)
         writer.writeheader()
         for r in records:
+            claims = {"claims": _claims_text(r["claims"]), "claim_labels": ""} if "claims" in r else {}
             writer.writerow({**r, "cited_labels": ";".join(r["cited_labels"]),
                              "untraced_figures": ";".join(r["untraced_figures"]),
                              "cited_passages": _passages_text(r["cited_passages"]),
                              "other_passages": _passages_text(r["other_passages"]),
-                             "label": "", "citation_labels": ""})
+                             "label": "", "citation_labels": "", **claims})

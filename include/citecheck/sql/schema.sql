@@ -139,6 +139,7 @@ CREATE TABLE IF NOT EXISTS claim_verdicts (
 	judge VARCHAR(40),
 	judge_version VARCHAR(400),
 	reason TEXT,
+	figures JSON,
 	run_id VARCHAR(64) NOT NULL,
 	config_hash VARCHAR(32) NOT NULL,
 	judge_versions VARCHAR(400),
@@ -154,6 +155,8 @@ COMMENT ON COLUMN claim_verdicts.labels IS 'its sentence''s labels (JSON list): 
 COMMENT ON COLUMN claim_verdicts.verdict IS 'supported, miscited, uncited_supported, unsupported, unjudged, not_selected, partial, contradicted';
 
 COMMENT ON COLUMN claim_verdicts.reason IS 'why unjudged';
+
+COMMENT ON COLUMN claim_verdicts.figures IS 'the claim''s own figures: [{text, kind, value, traced}] (SPEC 3.5), traced against its links; traced null: no cited text';
 
 CREATE TABLE IF NOT EXISTS criteria_results (
 	day DATE NOT NULL,
@@ -249,6 +252,7 @@ CREATE TABLE IF NOT EXISTS human_labels (
 	reviewer VARCHAR(200) NOT NULL,
 	label VARCHAR(20) NOT NULL,
 	citation_labels JSON NOT NULL,
+	claim_labels JSON,
 	source TEXT,
 	imported_at TIMESTAMP WITH TIME ZONE NOT NULL,
 	PRIMARY KEY (item_id, reviewer)
@@ -259,6 +263,8 @@ COMMENT ON TABLE human_labels IS 'one reviewer''s label of one review item; a re
 COMMENT ON COLUMN human_labels.label IS 'supported | partial | not_supported';
 
 COMMENT ON COLUMN human_labels.citation_labels IS '{label: full | partial | none}';
+
+COMMENT ON COLUMN human_labels.claim_labels IS 'a claims mode: {claim index: supported | partial | not_supported}; null when not given';
 
 COMMENT ON COLUMN human_labels.source IS 'file and line the label came from';
 
@@ -319,6 +325,7 @@ CREATE TABLE IF NOT EXISTS reader_events (
 	sentence_index INTEGER,
 	occurred_at TIMESTAMP WITH TIME ZONE NOT NULL,
 	loaded_at TIMESTAMP WITH TIME ZONE NOT NULL,
+	load_id INTEGER,
 	PRIMARY KEY (event_id)
 );
 
@@ -334,7 +341,9 @@ COMMENT ON COLUMN reader_events.event IS 'citation_shown | citation_opened | sou
 
 COMMENT ON COLUMN reader_events.label IS 'the citation label as the turn carries it (S2, D3)';
 
-COMMENT ON COLUMN reader_events.loaded_at IS 'when the load that stored it ran';
+COMMENT ON COLUMN reader_events.loaded_at IS 'the database''s clock when its load batch committed';
+
+COMMENT ON COLUMN reader_events.load_id IS 'the source_loads batch that wrote it (null: another loader)';
 
 CREATE TABLE IF NOT EXISTS recite_suggestions (
 	day DATE NOT NULL,
@@ -455,6 +464,7 @@ CREATE TABLE IF NOT EXISTS runs (
 	error TEXT,
 	completed_steps JSON,
 	lock_generation INTEGER,
+	source_load_id INTEGER,
 	PRIMARY KEY (run_id)
 );
 
@@ -463,6 +473,8 @@ CREATE INDEX IF NOT EXISTS ix_runs_day ON runs (day);
 COMMENT ON COLUMN runs.completed_steps IS 'steps after the publish commit that completed (monitor, report, record_run): what a later run of the day completes';
 
 COMMENT ON COLUMN runs.lock_generation IS 'the generation of the day''s lock this run took (its fencing token)';
+
+COMMENT ON COLUMN runs.source_load_id IS 'the highest source_loads id committed when the run began reading: rows of later batches are input it has not seen';
 
 CREATE TABLE IF NOT EXISTS sentence_verdicts (
 	day DATE NOT NULL,
@@ -515,6 +527,22 @@ CREATE TABLE IF NOT EXISTS skipped_turns (
 	PRIMARY KEY (day, turn_id)
 );
 
+CREATE TABLE IF NOT EXISTS source_loads (
+	load_id SERIAL NOT NULL,
+	kind VARCHAR(10) NOT NULL,
+	row_count INTEGER NOT NULL,
+	loaded_at TIMESTAMP WITH TIME ZONE DEFAULT now() NOT NULL,
+	PRIMARY KEY (load_id)
+);
+
+COMMENT ON TABLE source_loads IS 'one row per committed batch of a load: the sequence that tells which days are stale';
+
+COMMENT ON COLUMN source_loads.kind IS 'turns | events';
+
+COMMENT ON COLUMN source_loads.row_count IS 'rows the batch wrote';
+
+COMMENT ON COLUMN source_loads.loaded_at IS 'the database''s clock';
+
 CREATE TABLE IF NOT EXISTS source_passages (
 	turn_id VARCHAR(200) NOT NULL,
 	position INTEGER NOT NULL,
@@ -525,6 +553,24 @@ CREATE TABLE IF NOT EXISTS source_passages (
 	version VARCHAR(100),
 	PRIMARY KEY (turn_id, position)
 );
+
+CREATE TABLE IF NOT EXISTS source_turn_moves (
+	turn_id VARCHAR(200) NOT NULL,
+	load_id INTEGER NOT NULL,
+	left_answered_at TIMESTAMP WITH TIME ZONE NOT NULL,
+	answered_at TIMESTAMP WITH TIME ZONE NOT NULL,
+	PRIMARY KEY (turn_id, load_id)
+);
+
+CREATE INDEX IF NOT EXISTS ix_source_turn_moves_left ON source_turn_moves (left_answered_at);
+
+COMMENT ON TABLE source_turn_moves IS 'turns a reload moved to another time (perhaps another day): the day they left is stale';
+
+COMMENT ON COLUMN source_turn_moves.load_id IS 'the source_loads batch that moved it';
+
+COMMENT ON COLUMN source_turn_moves.left_answered_at IS 'the answered_at it had before';
+
+COMMENT ON COLUMN source_turn_moves.answered_at IS 'the answered_at it was given';
 
 CREATE TABLE IF NOT EXISTS source_turns (
 	turn_id VARCHAR(200) NOT NULL,
@@ -541,6 +587,7 @@ CREATE TABLE IF NOT EXISTS source_turns (
 	web_results JSON,
 	attributes JSON,
 	loaded_at TIMESTAMP WITH TIME ZONE,
+	load_id INTEGER,
 	input_repairs JSON,
 	language VARCHAR(16),
 	language_source VARCHAR(10),
@@ -558,6 +605,10 @@ COMMENT ON COLUMN source_turns.response IS 'openai_responses, openai_chat, coher
 COMMENT ON COLUMN source_turns.request_search_results IS 'anthropic_blocks: every search_result block of the request, in order (R<index>)';
 
 COMMENT ON COLUMN source_turns.web_results IS 'the web search results the turn logged (W<k>)';
+
+COMMENT ON COLUMN source_turns.loaded_at IS 'the database''s clock when its load batch committed';
+
+COMMENT ON COLUMN source_turns.load_id IS 'the source_loads batch that wrote it (null: another loader)';
 
 COMMENT ON COLUMN source_turns.input_repairs IS 'what the load repaired: replaced_characters (NUL, lone surrogates), assumed_zone (a timestamp without one)';
 
@@ -625,6 +676,7 @@ CREATE TABLE IF NOT EXISTS stage_claim_verdicts (
 	judge VARCHAR(40),
 	judge_version VARCHAR(400),
 	reason TEXT,
+	figures JSON,
 	PRIMARY KEY (run_id, turn_id, sentence_index, claim_index)
 );
 
@@ -635,6 +687,8 @@ COMMENT ON COLUMN stage_claim_verdicts.labels IS 'its sentence''s labels (JSON l
 COMMENT ON COLUMN stage_claim_verdicts.verdict IS 'supported, miscited, uncited_supported, unsupported, unjudged, not_selected, partial, contradicted';
 
 COMMENT ON COLUMN stage_claim_verdicts.reason IS 'why unjudged';
+
+COMMENT ON COLUMN stage_claim_verdicts.figures IS 'the claim''s own figures: [{text, kind, value, traced}] (SPEC 3.5), traced against its links; traced null: no cited text';
 
 CREATE TABLE IF NOT EXISTS stage_criteria_results (
 	run_id VARCHAR(64) NOT NULL,

@@ -45,6 +45,7 @@ from citecheck.warehouse.read_model import (
 )
 from citecheck.warehouse.source import (
     MAX_JSON_DEPTH,
+    EventConflict,
     EventLoadReport,
     LoadReport,
     count_day_turns,
@@ -64,6 +65,7 @@ from citecheck.warehouse.staging import clean_staging, record_skips
 __all__ = [
     "DEFAULT_WAREHOUSE_URL",
     "MAX_JSON_DEPTH",
+    "EventConflict",
     "EventLoadReport",
     "LoadReport",
     "add_missing_columns",

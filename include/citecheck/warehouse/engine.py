@@ -131,6 +131,21 @@ def add_missing_columns(engine: Engine) -> list[str]:
     return statements
 
 
+def insert_ignoring_duplicates(table: sa.Table, dialect: str) -> sa.Insert:
+    """INSERT … ON CONFLICT DO NOTHING on the table's primary key, so two writers of the same keys
+    never fail (the judgment and split caches, reader events; what was really inserted: add
+    `.returning(...)`)."""
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        return pg_insert(table).on_conflict_do_nothing()
+    if dialect == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+        return sqlite_insert(table).on_conflict_do_nothing()
+    raise ValueError(f"{table.name}: no insert-or-ignore for dialect {dialect!r} (use SQLite or Postgres)")
+
+
 def sql_statements(name: str) -> list[str]:
     """The statements of a file in `citecheck/sql/`, comments dropped."""
     text = (SQL_DIR / name).read_text(encoding="utf-8")

@@ -12,9 +12,10 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, Table, create_engine, select
+from sqlalchemy import Engine, create_engine, select
 
 from citecheck.judges.cache import CacheKey, Probabilities
+from citecheck.warehouse.engine import insert_ignoring_duplicates
 from citecheck.warehouse.tables import judgment_cache
 
 _READ_CHUNK = 2000  # sentence hashes per SELECT, well within SQLite's and Postgres' parameter limits
@@ -63,20 +64,6 @@ class SQLCache:
 
     def describe(self) -> str:
         return self.engine.url.render_as_string(hide_password=True)
-
-
-def insert_ignoring_duplicates(table: Table, dialect: str) -> Any:
-    """INSERT … ON CONFLICT DO NOTHING into a cache table, so two runs filling the same keys never
-    fail (the judgment cache's and the claim split cache's)."""
-    if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert as pg_insert
-
-        return pg_insert(table).on_conflict_do_nothing()
-    if dialect == "sqlite":
-        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
-        return sqlite_insert(table).on_conflict_do_nothing()
-    raise ValueError(f"{table.name}: no insert-or-ignore for dialect {dialect!r} (use SQLite or Postgres)")
 
 
 def chunked(items: Sequence[Any], size: int) -> Iterable[list[Any]]:

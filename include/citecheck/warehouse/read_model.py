@@ -100,7 +100,7 @@ def published_run(engine: Engine, day: dt.date) -> dict[str, Any] | None:
         c = T.runs.c
         cols = [c.run_id, c.day, c.status, c.started_at, c.finished_at, c.turns_read, c.turns_scored,
                 c.turns_skipped, c.turns_judged, c.share_nli, c.share_llm, c.llm_cost_usd, c.config_hash, c.judge,
-                c.judge_versions, c.stats]
+                c.judge_versions, c.stats, c.source_load_id]
         row = conn.execute(sa.select(*cols).where(c.run_id == run_id)).mappings().first()
         return dict(row) if row else {col.name: None for col in cols} | {"run_id": run_id, "day": day}
 

@@ -79,6 +79,46 @@ def sentence_texts(conn: Connection, day_keys: Iterable[tuple[dt.date, str, int]
     return out
 
 
+def sentence_claims(conn: Connection, day_keys: Iterable[tuple[dt.date, str, int]]
+                    ) -> dict[tuple[str, int], list[dict[str, Any]]]:
+    """(turn, sentence index) → the published claims of the given (day, turn, index) in claim order,
+    each with `claim_index`, `text`, `labels` and the judges' `verdict` (a claims mode; a sentence-mode
+    day has none, so it is absent here)."""
+    c = T.claim_verdicts.c
+    keys = sorted(set(day_keys))
+    out: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for start in range(0, len(keys), _IN_CHUNK):
+        chunk = keys[start:start + _IN_CHUNK]
+        wanted = {(d, t, i) for d, t, i in chunk}
+        q = (sa.select(c.day, c.turn_id, c.sentence_index, c.claim_index, c.text, c.labels, c.verdict)
+             .where(c.day.in_(sorted({d for d, _, _ in chunk})), c.turn_id.in_(sorted({t for _, t, _ in chunk})))
+             .order_by(c.turn_id, c.sentence_index, c.claim_index))
+        for r in conn.execute(q).mappings():
+            if (r["day"], r["turn_id"], r["sentence_index"]) in wanted:
+                out.setdefault((r["turn_id"], r["sentence_index"]), []).append(
+                    {"claim_index": r["claim_index"], "text": r["text"] or "", "labels": list(r["labels"] or []),
+                     "verdict": r["verdict"]})
+    return out
+
+
+def item_claims(conn: Connection, item_ids: Iterable[str]) -> dict[str, list[int]]:
+    """item id → the claim indexes of its sentence (a claims-mode day; [] otherwise), for the ids
+    some stored sample holds: what a reviewer's `claim_labels` must cover."""
+    ids = sorted(set(item_ids))
+    r, c = T.review_items.c, T.claim_verdicts.c
+    out: dict[str, list[int]] = {}
+    for start in range(0, len(ids), _IN_CHUNK):
+        q = (sa.select(r.item_id, c.claim_index)
+             .select_from(T.review_items.outerjoin(T.claim_verdicts, sa.and_(
+                 c.day == r.day, c.turn_id == r.turn_id, c.sentence_index == r.sentence_index)))
+             .where(r.item_id.in_(ids[start:start + _IN_CHUNK])))
+        for item_id, claim_index in conn.execute(q):
+            claims = out.setdefault(item_id, [])
+            if claim_index is not None and claim_index not in claims:
+                claims.append(claim_index)
+    return {k: sorted(v) for k, v in out.items()}
+
+
 def turn_texts(conn: Connection, turn_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
     """Question, answer, attributes and the context passages (label, text) of each turn."""
     ids = sorted(set(turn_ids))
@@ -139,7 +179,9 @@ def replace_labels(engine: Engine, reviewer: str, rows: Sequence[Mapping[str, An
         if rows:
             conn.execute(T.human_labels.insert(), [
                 {"item_id": r["item_id"], "reviewer": reviewer, "label": r["label"],
-                 "citation_labels": dict(r["citation_labels"]), "source": r.get("source"), "imported_at": now}
+                 "citation_labels": dict(r["citation_labels"]),
+                 "claim_labels": dict(r["claim_labels"]) if r.get("claim_labels") else None,
+                 "source": r.get("source"), "imported_at": now}
                 for r in rows])
     return len(rows)
 
@@ -150,7 +192,7 @@ def labels_of(conn: Connection, item_ids: Iterable[str]) -> list[dict[str, Any]]
     c = T.human_labels.c
     out: list[dict[str, Any]] = []
     for start in range(0, len(ids), _IN_CHUNK):
-        q = sa.select(c.item_id, c.reviewer, c.label, c.citation_labels).where(
+        q = sa.select(c.item_id, c.reviewer, c.label, c.citation_labels, c.claim_labels).where(
             c.item_id.in_(ids[start:start + _IN_CHUNK])).order_by(c.item_id, c.reviewer)
         out.extend(dict(r) for r in conn.execute(q).mappings())
     return out

@@ -22,13 +22,16 @@ from citecheck.warehouse.serialize import jsonable
 def open_run(engine: Engine, run_id: str, day: dt.date, *, config_hash: str, judge: str | None,
              lock_generation: int | None) -> None:
     """Start (or restart) the run's row: status `running`, nothing recorded yet, the generation of
-    the day's lock it took (its fencing token)."""
+    the day's lock it took (its fencing token), and the highest load batch committed now
+    (`source_load_id`, 0 before any load): the run reads the day after this, so a row of a later
+    batch is input it may not have seen (`warehouse.freshness`)."""
+    last_load = sa.select(sa.func.coalesce(sa.func.max(T.source_loads.c.load_id), 0)).scalar_subquery()
     with engine.begin() as conn:
         conn.execute(T.runs.delete().where(T.runs.c.run_id == run_id))
         conn.execute(T.runs.insert().values(
             run_id=run_id, day=day, status="running", started_at=dt.datetime.now(dt.UTC),
             config_hash=config_hash, judge=judge, timings={}, stats={}, state={}, completed_steps=[],
-            lock_generation=lock_generation))
+            lock_generation=lock_generation, source_load_id=last_load))
 
 
 def lock_generation(engine: Engine, run_id: str) -> int | None:

@@ -13,7 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from sqlalchemy import Engine, select
 
-from citecheck.warehouse.judgment_cache import chunked, insert_ignoring_duplicates
+from citecheck.warehouse.engine import insert_ignoring_duplicates
+from citecheck.warehouse.judgment_cache import chunked
 from citecheck.warehouse.tables import claim_split_cache
 
 _READ_CHUNK = 2000

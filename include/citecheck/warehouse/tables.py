@@ -3,8 +3,10 @@ these definitions by `warehouse.ddl` (`python -m citecheck ddl`), never written 
 BI role may read is `warehouse.grants`' policy.
 
 Source (reference schema users map their logs onto): `source_turns`, `source_passages`, and the
-reader events of the app's interface, `reader_events` (SPEC §1; `loaded_at` on turns and events
-tells which published days are stale).
+reader events of the app's interface, `reader_events` (SPEC §1); the loader's ledger, `source_loads`
+(one row per committed batch, its `load_id` on the rows it wrote), and `source_turn_moves` (turns a
+reload moved to another time): with the `runs.source_load_id` a run saw, they tell which published
+days are stale.
 Outputs (SPEC §7): `sentence_verdicts`, `citation_verdicts`, `daily_metrics`, `skipped_turns`,
 `recite_suggestions`, `runs`, `reports` (the rendered daily report), and the judgment cache;
 `alerts` (written by the monitor step after publish). The review loop (`citecheck.review`):
@@ -65,6 +67,7 @@ class UTCDateTime(TypeDecorator[dt.datetime]):
 
 
 LANGUAGE_COLUMNS = ("language", "language_source")  # on source_turns written by the load, never extracted
+LEDGER_COLUMNS = ("load_id",)  # the load batch of a source row (`warehouse.freshness`), never extracted
 
 
 def _language_columns() -> list[Column]:
@@ -94,7 +97,8 @@ source_turns = Table(
            comment="anthropic_blocks: every search_result block of the request, in order (R<index>)"),
     Column("web_results", JSON, nullable=True, comment="the web search results the turn logged (W<k>)"),
     Column("attributes", JSON, nullable=True),
-    Column("loaded_at", UTCDateTime, nullable=True),
+    Column("loaded_at", UTCDateTime, nullable=True, comment="the database's clock when its load batch committed"),
+    Column("load_id", Integer, nullable=True, comment="the source_loads batch that wrote it (null: another loader)"),
     Column("input_repairs", JSON, nullable=True, comment="what the load repaired: replaced_characters (NUL, "
                                                          "lone surrogates), assumed_zone (a timestamp without one)"),
     *_language_columns(),
@@ -122,9 +126,35 @@ reader_events = Table(
     Column("label", _id(), nullable=True, comment="the citation label as the turn carries it (S2, D3)"),
     Column("sentence_index", Integer, nullable=True),
     Column("occurred_at", UTCDateTime, nullable=False),
-    Column("loaded_at", UTCDateTime, nullable=False, comment="when the load that stored it ran"),
+    Column("loaded_at", UTCDateTime, nullable=False, comment="the database's clock when its load batch committed"),
+    Column("load_id", Integer, nullable=True, comment="the source_loads batch that wrote it (null: another loader)"),
     Index("ix_reader_events_turn", "turn_id"),
     comment="what readers did with citations (SPEC 1); an event whose turn is not loaded yet is kept",
+)
+
+# The loader's ledger (`citecheck.warehouse.source.load`): every batch takes the next id in the
+# transaction that writes its rows, in commit order (batches are serialised), so a run that records
+# the highest id when it begins reading (`runs.source_load_id`) knows that every row with a higher
+# id is input it may not have seen, whatever the loader's clock says.
+source_loads = Table(
+    "source_loads", metadata,
+    Column("load_id", Integer, primary_key=True, autoincrement=True),
+    Column("kind", String(10), nullable=False, comment="turns | events"),
+    Column("row_count", Integer, nullable=False, comment="rows the batch wrote"),
+    Column("loaded_at", UTCDateTime, nullable=False, server_default=func.now(), comment="the database's clock"),
+    sqlite_autoincrement=True,  # never reuse an id
+    comment="one row per committed batch of a load: the sequence that tells which days are stale",
+)
+
+# A reload that gave a turn another answered_at: the day it left still counts it until rerun.
+source_turn_moves = Table(
+    "source_turn_moves", metadata,
+    Column("turn_id", _id(), primary_key=True),
+    Column("load_id", Integer, primary_key=True, comment="the source_loads batch that moved it"),
+    Column("left_answered_at", UTCDateTime, nullable=False, comment="the answered_at it had before"),
+    Column("answered_at", UTCDateTime, nullable=False, comment="the answered_at it was given"),
+    Index("ix_source_turn_moves_left", "left_answered_at"),
+    comment="turns a reload moved to another time (perhaps another day): the day they left is stale",
 )
 
 
@@ -201,6 +231,9 @@ def _claim_columns() -> list[Column]:
         Column("judge", String(40)),
         Column("judge_version", String(400)),
         Column("reason", Text, comment="why unjudged"),
+        Column("figures", JSON, nullable=True,
+               comment="the claim's own figures: [{text, kind, value, traced}] (SPEC 3.5), traced against its "
+                       "links; traced null: no cited text"),
     ]
 
 
@@ -366,6 +399,8 @@ runs = Table(
     Column("completed_steps", JSON, comment="steps after the publish commit that completed (monitor, report, "
                                             "record_run): what a later run of the day completes"),
     Column("lock_generation", Integer, comment="the generation of the day's lock this run took (its fencing token)"),
+    Column("source_load_id", Integer, comment="the highest source_loads id committed when the run began reading: "
+                                              "rows of later batches are input it has not seen"),
 )
 
 # One run per day at a time (`citecheck.warehouse.locks`): the day's lock and who holds it.
@@ -483,6 +518,8 @@ human_labels = Table(
     Column("reviewer", String(200), primary_key=True),
     Column("label", String(20), nullable=False, comment="supported | partial | not_supported"),
     Column("citation_labels", JSON, nullable=False, comment="{label: full | partial | none}"),
+    Column("claim_labels", JSON, nullable=True,
+           comment="a claims mode: {claim index: supported | partial | not_supported}; null when not given"),
     Column("source", Text, comment="file and line the label came from"),
     Column("imported_at", UTCDateTime, nullable=False),
     comment="one reviewer's label of one review item; a reimport replaces it",
@@ -545,4 +582,4 @@ OUTPUT_TABLES = {
 STAGING_TABLES = (stage_turns, stage_judgments, stage_skipped, stage_sentence_verdicts, stage_citation_verdicts,
                   stage_daily_metrics, stage_recite_suggestions, stage_claim_verdicts, stage_claim_citation_verdicts,
                   stage_criteria_results, stage_answer_decisions)
-SOURCE_TABLES = (source_turns, source_passages, reader_events)
+SOURCE_TABLES = (source_turns, source_passages, reader_events, source_loads, source_turn_moves)

@@ -31,6 +31,7 @@ from citecheck.core.formats.common import (
     optional_list,
     squash,
     text_or_none,
+    unknown_url_label,
 )
 from citecheck.core.model import Passage
 
@@ -285,7 +286,7 @@ def _check_web(citation: Mapping[str, Any], web: list[_Source], span: tuple[int,
     url = clean_text(url)
     k = next((k for k, w in enumerate(web) if w.source == url), None)
     if k is None:
-        found.bad(UNKNOWN_SOURCE, "url is not among the logged web results", label=url, span=span)
+        found.bad(UNKNOWN_SOURCE, "url is not among the logged web results", label=unknown_url_label(url), span=span)
         return
     record = web[k]
     cited = citation.get("cited_text")

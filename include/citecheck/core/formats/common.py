@@ -3,8 +3,10 @@ collector that turns checked pointers into citations and pointer problems (SPEC 
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +30,20 @@ UNKNOWN_SOURCE = "unknown_source"  # a url, file id or source id that names no l
 ANSWER_TEXT_MISMATCH = "answer_text_mismatch"  # the citation's answer text is not what its offsets select
 POINTER_PROBLEM_KINDS = (MALFORMED, INDEX_OUT_OF_RANGE, TITLE_MISMATCH, OFFSETS_OUT_OF_RANGE, PART_OUT_OF_RANGE,
                          SPLIT_CHARACTER, CITED_TEXT_MISMATCH, UNKNOWN_SOURCE, ANSWER_TEXT_MISMATCH)
+
+
+def unknown_url_label(url: str) -> str:
+    """The label of a cited url that names no logged source: `web:<host>#<12 hex of the url's SHA-256>`.
+
+    Never the url itself: its path and query can carry personal data or tokens, and labels are
+    published in columns the read-only BI role reads (`citation_verdicts.label`). The same url
+    always gets the same label, and two urls of one host stay two labels (two citations)."""
+    try:
+        host = urllib.parse.urlsplit(url).hostname or ""
+    except ValueError:  # an unparsable netloc (a bad IPv6 literal)
+        host = ""
+    digest = hashlib.sha256(url.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"web:{host[:100]}#{digest}"
 
 
 class TurnError(ValueError):

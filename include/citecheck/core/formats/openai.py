@@ -32,6 +32,7 @@ from citecheck.core.formats.common import (
     optional_text,
     placed_span,
     text_or_none,
+    unknown_url_label,
 )
 from citecheck.core.model import CitationSpan, Passage
 
@@ -149,34 +150,35 @@ def _annotation(annotation: Any, text: str, offset: int, by_url: Mapping[str | N
         found.bad(MALFORMED, f"{kind} {key} is missing or not a string")
         return
     ref = clean_text(ref)
+    # the logged source's label; else a file id as given, a url never (`unknown_url_label`)
+    label = by_url.get(ref) or (unknown_url_label(ref) if kind == "url_citation" else ref)
     if kind == "file_citation":
         index = annotation.get("index")
         if not is_int(index):
-            found.bad(MALFORMED, "file_citation index is missing or not an integer", label=by_url.get(ref, ref),
+            found.bad(MALFORMED, "file_citation index is missing or not an integer", label=label,
                       span=_placed(text, offset, None))
             return
         if not 0 <= index <= len(text):
             found.bad(OFFSETS_OUT_OF_RANGE, f"file_citation index {index} is outside its part "
-                      f"({len(text)} characters)", label=by_url.get(ref, ref), span=_placed(text, offset, None))
+                      f"({len(text)} characters)", label=label, span=_placed(text, offset, None))
             return
         span, point = (offset + index, offset + index), True
     else:
         start, end = annotation.get("start_index"), annotation.get("end_index")
         if not (is_int(start) and is_int(end)):
-            found.bad(MALFORMED, f"{kind} start_index/end_index missing or not integers", label=by_url.get(ref, ref),
+            found.bad(MALFORMED, f"{kind} start_index/end_index missing or not integers", label=label,
                       span=_placed(text, offset, None))
             return
         if not 0 <= start <= end <= len(text):
             found.bad(OFFSETS_OUT_OF_RANGE, f"{kind} offsets {start}-{end} are outside its part "
-                      f"({len(text)} characters)", label=by_url.get(ref, ref),
+                      f"({len(text)} characters)", label=label,
                       span=_placed(text, offset, (start, end) if start <= end else None))
             return
         span, point = (offset + start, offset + end), False
         if kind == "url_citation":
             span, point = _link_markers(text, start, end, offset, ref, cuts) or (span, point)
-    label = by_url.get(ref)
-    if label is None:
-        found.bad(UNKNOWN_SOURCE, f"{key} {ref[:80]!r} names no logged source", label=ref, span=span, point=point)
+    if ref not in by_url:
+        found.bad(UNKNOWN_SOURCE, f"{key} {ref[:80]!r} names no logged source", label=label, span=span, point=point)
         return
     found.ok(*span, label, point=point,
              unverified=("answer_span", "cited_text") if kind == "file_citation" else ("cited_text",))

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 from citecheck.warehouse.source.load import (
+    EventConflict,
     EventLoadReport,
     LoadReport,
     load_reader_events,
@@ -32,6 +33,7 @@ from citecheck.warehouse.source.rows import MAX_JSON_DEPTH, source_rows, storabl
 
 __all__ = [
     "MAX_JSON_DEPTH",
+    "EventConflict",
     "EventLoadReport",
     "LoadReport",
     "attribute_value_counts",

@@ -1,5 +1,7 @@
 """Loading: validated turns (`source.rows`) and reader events into the source tables, with a
-report of what each load replaced, repeated or could not attach."""
+report of what each load replaced, repeated, contradicted or could not attach. Every batch is one
+transaction and one entry of the `source_loads` ledger (`open_batch`): its id, taken in commit
+order, is what tells a published day that input arrived after its run began reading."""
 
 from __future__ import annotations
 
@@ -9,10 +11,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 from citecheck.core.reader_events import ReaderEvent
 from citecheck.warehouse import tables as T
+from citecheck.warehouse.engine import insert_ignoring_duplicates
 from citecheck.warehouse.source.rows import source_rows
 
 
@@ -69,55 +72,97 @@ def load_source_rows(engine: Engine, rows: Iterable[tuple[dict[str, Any], list[d
 
 def _write_source(engine: Engine, batch: list[tuple[dict[str, Any], list[dict[str, Any]]]],
                   report: LoadReport | None = None, written: set[str] | None = None) -> int:
-    """Replace a batch of distinct turns; note in `report` the ids an earlier load had stored."""
+    """Replace a batch of distinct turns as one load batch (`open_batch`); note in `report` the ids
+    an earlier load had stored, and record every turn it gives another answered_at in
+    `source_turn_moves` (the day it left is stale until rerun)."""
     ids = [row["turn_id"] for row, _ in batch]
     written = written if written is not None else set()
     with engine.begin() as conn:
+        load_id, loaded_at = open_batch(conn, "turns", len(batch))
+        new_at = {row["turn_id"]: row["answered_at"] for row, _ in batch}
+        earlier = list(conn.execute(sa.select(T.source_turns.c.turn_id, T.source_turns.c.answered_at).where(
+            T.source_turns.c.turn_id.in_(ids))))
         if report is not None:
-            new_at = {row["turn_id"]: row["answered_at"] for row, _ in batch}
-            earlier = conn.execute(sa.select(T.source_turns.c.turn_id, T.source_turns.c.answered_at).where(
-                T.source_turns.c.turn_id.in_(ids)))
             report.replaced.extend(
                 {"turn_id": turn_id, "previous_answered_at": _iso(at), "answered_at": _iso(new_at[turn_id])}
                 for turn_id, at in earlier if turn_id not in written)
+        moves = [{"turn_id": turn_id, "load_id": load_id, "left_answered_at": at, "answered_at": new_at[turn_id]}
+                 for turn_id, at in earlier if at is not None and at != new_at[turn_id]]
         conn.execute(T.source_passages.delete().where(T.source_passages.c.turn_id.in_(ids)))
         conn.execute(T.source_turns.delete().where(T.source_turns.c.turn_id.in_(ids)))
-        conn.execute(T.source_turns.insert(), [row for row, _ in batch])
+        conn.execute(T.source_turns.insert(), [{**row, "load_id": load_id, "loaded_at": loaded_at} for row, _ in batch])
         passages = [p for _, ps in batch for p in ps]
         if passages:
             conn.execute(T.source_passages.insert(), passages)
+        if moves:
+            conn.execute(T.source_turn_moves.insert(), moves)
     written.update(ids)
     return len(batch)
+
+
+def open_batch(conn: Connection, kind: str, rows: int) -> tuple[int, dt.datetime]:
+    """Open one load batch in the transaction that writes its rows: the next `source_loads` id and
+    the database's clock. Batches are serialised (PostgreSQL: an exclusive lock on `source_loads`
+    held to the commit; SQLite has one writer at a time), so ids commit in increasing order: a run
+    that records the highest committed id when it begins reading has seen every row of a lower id.
+    Concurrent loads wait for each other's batch instead of racing on the same keys."""
+    if conn.dialect.name == "postgresql":
+        conn.exec_driver_sql(
+            f"LOCK TABLE {conn.dialect.identifier_preparer.format_table(T.source_loads)} IN EXCLUSIVE MODE")
+    load_id, loaded_at = conn.execute(T.source_loads.insert().values(kind=kind, row_count=rows).returning(
+        T.source_loads.c.load_id, T.source_loads.c.loaded_at)).one()
+    return load_id, loaded_at
 
 
 def _iso(value: Any) -> str | None:
     return value.isoformat() if isinstance(value, dt.datetime) else value
 
 
+@dataclass(frozen=True)
+class EventConflict:
+    """An event id given again with other content: the first version stays. `position`: the
+    conflicting event in this load; `earlier`: the position of the first version in this load, or
+    None when it was stored by an earlier load; `fields`: the fields that differ."""
+
+    event_id: str
+    position: int
+    earlier: int | None
+    fields: tuple[str, ...]
+
+
 @dataclass
 class EventLoadReport:
     """What one load of reader events did. `duplicates`: (event id, "already loaded" or the
-    index of the earlier event of this load) for events not stored again (the first version
-    stays, and with it its `loaded_at`); `orphaned`: (event id, turn id) of stored events whose
-    turn is not in the warehouse (kept: a turn loaded later picks them up)."""
+    index of the earlier event of this load) for events given again unchanged (the first version
+    stays, and with it its load batch); `conflicts`: events given again with other content
+    (`EventConflict`; the first version stays); `orphaned`: (event id, turn id) of stored events
+    whose turn is not in the warehouse (kept: a turn loaded later picks them up)."""
 
     loaded: int = 0
     duplicates: list[tuple[str, str | int]] = field(default_factory=list)
+    conflicts: list[EventConflict] = field(default_factory=list)
     orphaned: list[tuple[str, str]] = field(default_factory=list)
 
 
 def load_reader_events(engine: Engine, events: Iterable[ReaderEvent], batch_size: int = 1000) -> EventLoadReport:
     """Insert reader events, idempotent by event id: an event id already stored, or given twice
-    in this load, is a duplicate and the first version stays."""
+    in this load, is a duplicate when its content is the same and a conflict when it is not; the
+    first version stays either way. Safe beside a concurrent load of the same events (an insert
+    that finds the id stored meanwhile is a duplicate, never an error)."""
     report = EventLoadReport()
-    seen: dict[str, int] = {}
-    batch: list[ReaderEvent] = []
+    first: dict[str, tuple[int, ReaderEvent]] = {}
+    batch: list[tuple[int, ReaderEvent]] = []
     for position, event in enumerate(events):
-        if event.event_id in seen:
-            report.duplicates.append((event.event_id, seen[event.event_id]))
+        if event.event_id in first:
+            earlier, kept = first[event.event_id]
+            differ = _differing_fields(kept.as_row(), event.as_row())
+            if differ:
+                report.conflicts.append(EventConflict(event.event_id, position, earlier, differ))
+            else:
+                report.duplicates.append((event.event_id, earlier))
             continue
-        seen[event.event_id] = position
-        batch.append(event)
+        first[event.event_id] = (position, event)
+        batch.append((position, event))
         if len(batch) >= batch_size:
             _write_events(engine, batch, report)
             batch = []
@@ -126,18 +171,34 @@ def load_reader_events(engine: Engine, events: Iterable[ReaderEvent], batch_size
     return report
 
 
-def _write_events(engine: Engine, batch: list[ReaderEvent], report: EventLoadReport) -> None:
+def _differing_fields(stored: Mapping[str, Any], given: Mapping[str, Any]) -> tuple[str, ...]:
+    return tuple(key for key in given if stored.get(key) != given[key])
+
+
+def _write_events(engine: Engine, batch: list[tuple[int, ReaderEvent]], report: EventLoadReport) -> None:
     e, t = T.reader_events.c, T.source_turns.c
-    now = dt.datetime.now(dt.UTC)
     with engine.begin() as conn:
-        ids = [ev.event_id for ev in batch]
-        stored = set(conn.execute(sa.select(e.event_id).where(e.event_id.in_(ids))).scalars())
-        fresh = [ev for ev in batch if ev.event_id not in stored]
-        report.duplicates.extend((i, "already loaded") for i in ids if i in stored)
+        load_id, loaded_at = open_batch(conn, "events", len(batch))
+        insert = insert_ignoring_duplicates(T.reader_events, conn.dialect.name).returning(e.event_id)
+        inserted = set(conn.execute(insert, [{**ev.as_row(), "load_id": load_id, "loaded_at": loaded_at}
+                                             for _, ev in batch]).scalars())
+        conn.execute(T.source_loads.update().where(T.source_loads.c.load_id == load_id).values(
+            row_count=len(inserted)))
+        known = [(position, ev) for position, ev in batch if ev.event_id not in inserted]
+        if known:
+            columns = [e[key] for key in known[0][1].as_row()]
+            stored = {row.event_id: dict(row._mapping) for row in conn.execute(
+                sa.select(*columns).where(e.event_id.in_([ev.event_id for _, ev in known])))}
+            for position, ev in known:
+                differ = _differing_fields(stored[ev.event_id], ev.as_row())
+                if differ:
+                    report.conflicts.append(EventConflict(ev.event_id, position, None, differ))
+                else:
+                    report.duplicates.append((ev.event_id, "already loaded"))
+        fresh = [ev for _, ev in batch if ev.event_id in inserted]
         if not fresh:
             return
-        conn.execute(T.reader_events.insert(), [{**ev.as_row(), "loaded_at": now} for ev in fresh])
         turn_ids = sorted({ev.turn_id for ev in fresh})
-        known = set(conn.execute(sa.select(t.turn_id).where(t.turn_id.in_(turn_ids))).scalars())
-        report.orphaned.extend((ev.event_id, ev.turn_id) for ev in fresh if ev.turn_id not in known)
+        found = set(conn.execute(sa.select(t.turn_id).where(t.turn_id.in_(turn_ids))).scalars())
+        report.orphaned.extend((ev.event_id, ev.turn_id) for ev in fresh if ev.turn_id not in found)
         report.loaded += len(fresh)

@@ -68,7 +68,8 @@ def extract_day_chunks(conn: Connection, day: dt.date, timezone: str = "UTC", ch
     """
     start, end = day_bounds(day, timezone)
     query = sa.text(read_sql("extract_turns.sql")).columns(
-        *[sa.column(c.name, c.type) for c in T.source_turns.columns if c.name not in T.LANGUAGE_COLUMNS]
+        *[sa.column(c.name, c.type) for c in T.source_turns.columns
+          if c.name not in (*T.LANGUAGE_COLUMNS, *T.LEDGER_COLUMNS)]
     )
     params = _bounds(conn, start, end)
     result = conn.execute(query, params, execution_options={"yield_per": chunk}).mappings()

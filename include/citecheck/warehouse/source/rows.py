@@ -3,7 +3,6 @@ reason (what a column cannot hold faithfully); what the load repaired goes with 
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import math
 from collections.abc import Mapping
@@ -141,7 +140,6 @@ def source_rows(turn: Mapping[str, Any], assume_zone: str = "UTC") -> tuple[dict
         "answer_format": answer_format,
         **{key: turn.get(key) for key in NATIVE_FIELDS},
         "attributes": turn.get("attributes"),
-        "loaded_at": dt.datetime.now(dt.UTC),
         "input_repairs": repairs or None,
         **_language(turn),
     }
