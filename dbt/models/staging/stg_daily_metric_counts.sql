@@ -27,7 +27,15 @@ select
     sum(case when metric = 'citation_open_rate' then numerator end) as citation_open_rate_numerator,
     sum(case when metric = 'citation_open_rate' then denominator end) as citation_open_rate_denominator,
     sum(case when metric = 'reported_citation_unsupported_share' then numerator end) as reported_citation_unsupported_share_numerator,
-    sum(case when metric = 'reported_citation_unsupported_share' then denominator end) as reported_citation_unsupported_share_denominator
+    sum(case when metric = 'reported_citation_unsupported_share' then denominator end) as reported_citation_unsupported_share_denominator,
+    sum(case when metric = 'claims_per_sentence' then numerator end) as claims_per_sentence_numerator,
+    sum(case when metric = 'claims_per_sentence' then denominator end) as claims_per_sentence_denominator,
+    sum(case when metric = 'claim_recall' then numerator end) as claim_recall_numerator,
+    sum(case when metric = 'claim_recall' then denominator end) as claim_recall_denominator,
+    sum(case when metric = 'claim_precision' then numerator end) as claim_precision_numerator,
+    sum(case when metric = 'claim_precision' then denominator end) as claim_precision_denominator,
+    sum(case when metric = 'partially_supported_rate' then numerator end) as partially_supported_rate_numerator,
+    sum(case when metric = 'partially_supported_rate' then denominator end) as partially_supported_rate_denominator
 from {{ ref('stg_daily_metrics') }}
 where slice_name = 'all' and averaging = 'micro'
 group by day

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from citecheck.bi.catalog import VIEWS, published_columns, wide_view_columns
-from citecheck.core.metrics import HEADLINE_METRICS, JUDGED_METRICS, METRIC_NAMES, METRICS
+from citecheck.core.metrics import HEADLINE_METRICS, JUDGED_METRICS, METRIC_NAMES, METRICS, WIDE_CLAIM_METRICS
 from citecheck.core.vocabulary import RECITE_KINDS, VERDICTS
 from citecheck.warehouse import tables as T
 from citecheck.warehouse.grants import BI_READABLE
@@ -46,8 +46,10 @@ COUNTS_MODEL = "stg_daily_metric_counts"
 
 
 def ratio_metrics() -> tuple[str, ...]:
-    """The headline rates MetricFlow defines (a harmonic mean such as F1 is no ratio of counts)."""
-    return tuple(m for m in HEADLINE_METRICS if m in METRICS and METRICS[m][2] == 1.0)
+    """The rates MetricFlow defines: the headline rates and a claims mode's rates of the wide view
+    (their counts are null on days published in sentence mode); a harmonic mean such as F1 is no
+    ratio of counts."""
+    return tuple(m for m in (*HEADLINE_METRICS, *WIDE_CLAIM_METRICS) if m in METRICS and METRICS[m][2] == 1.0)
 
 
 def table_descriptions(metrics_doc: str) -> dict[str, str]:
