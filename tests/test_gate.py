@@ -148,3 +148,15 @@ def test_the_committed_example_is_what_the_generator_writes(tmp_path):
     write_example(tmp_path)
     for name in ("base.jsonl", "candidate.jsonl", "judge.json", "criteria.toml"):
         assert (tmp_path / name).read_text(encoding="utf-8") == (EXAMPLE / name).read_text(encoding="utf-8"), name
+
+
+@pytest.mark.parametrize(("max_drop", "code", "decision"), [(0.2, 3, "fail"), (0.25, 0, "pass")])
+def test_the_example_with_a_looser_recall_bound_as_docs_gate_says(tmp_path, capsys, max_drop, code, decision):
+    # docs/gate.md: the difference's interval [-0.221, -0.079] fails max_drop 0.2 and passes 0.25
+    loose = tmp_path / "loose.toml"
+    loose.write_text(CRITERIA_TOML.replace("max_drop = 0.05", f"max_drop = {max_drop}"), encoding="utf-8")
+    assert f"max_drop = {max_drop}" in loose.read_text(encoding="utf-8")
+    base = scored(tmp_path, "base", plan(ONE_SOURCE_RULE["base"]), capsys)
+    cand = scored(tmp_path, "candidate", plan(ONE_SOURCE_RULE["candidate"]), capsys)
+    got, out = gate(capsys, "--base", base, "--candidate", cand, "--criteria", loose)
+    assert got == code and out.out.strip().splitlines()[-1] == f"release decision: {decision}"

@@ -18,6 +18,7 @@ from citecheck.core.languages import (
     detect_language,
     detection_text,
     language_subtag,
+    sampled,
     turn_language,
 )
 from citecheck.core.model import Turn
@@ -159,6 +160,27 @@ def test_a_mixed_answer_takes_its_majority_language():
                                           " Hotel costs are covered up to a fixed cap per night."
                                           " Taxi rides have their own rule in the policy."
                                           " A separate rule covers rail travel and car hire.")) == "en"
+
+
+def test_an_answer_of_a_page_is_read_whole_not_a_sample_of_its_sentences():
+    # 7 German and 5 English sentences placed where a spread of 8 of 12 sentences picks 5 English
+    # and 3 German: every sentence votes, so the majority language is German
+    de = ["Der Urlaub beträgt achtundzwanzig Tage im Jahr.", "Teilzeitkräfte erhalten anteilig weniger Urlaub.",
+          "Nicht genommene Tage verfallen Ende März.", "Bitte beantragen Sie den Urlaub im Portal.",
+          "Ihr Vorgesetzter muss den Antrag genehmigen.", "Krankheitstage zählen nicht als Urlaub.",
+          "Bei Fragen wenden Sie sich an die Personalabteilung."]
+    en = ["Please note the portal closes at night.", "You can also call the help desk.", "The form is short.",
+          "Managers get a reminder each week.", "Holidays are listed in the calendar."]
+    order = dict(zip([0, 1, 2, 3, 4, 7, 10], de, strict=True)) | dict(zip([5, 6, 8, 9, 11], en, strict=True))
+    assert detect_language(" ".join(order[i] for i in range(12))) == "de"
+
+
+def test_a_very_long_answer_is_read_as_windows_spread_over_it():
+    german = "Der Urlaub beträgt achtundzwanzig Tage im Jahr und verfällt Ende März. "
+    english = "Please file the request in the portal before the end of the month. "
+    long_answer = german * 20_000 + english * 2_000  # 1.6 MB, a tenth of it English at the end
+    assert len(sampled(long_answer)) < 3_000
+    assert detect_language(long_answer) == "de"
 
 
 def test_markers_urls_and_code_are_not_read_as_language():

@@ -13,6 +13,7 @@ select
     judge,
     judge_version,
     reason,
+    figures,
     run_id,
     config_hash,
     judge_versions

@@ -37,8 +37,9 @@ _PIECES = re.compile(r"(?<=[.!?\u3002\uff01\uff1f])\s*|\n+")
 _LETTER = re.compile(r"[^\W\d_]")
 MIN_CONFIDENCE = 0.3  # below this normalised probability the detector's guess is no answer
 SURE = 0.95  # a whole answer detected this surely is one language: no per-sentence vote
-MAX_VOTES = 8  # sentences read of a long answer, evenly spread over it (detection cost stays bounded)
-MAX_PIECE_CHARS = 300  # of each
+MAX_VOTES = 8  # windows read of a long answer, evenly spread over it (detection cost stays bounded)
+MAX_PIECE_CHARS = 300  # of each, and of each sentence that votes
+MAX_VOTING_SENTENCES = 64  # sentences that vote, evenly spread (only a text of many tiny sentences has more)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,17 +107,18 @@ def detect_language(text: str) -> str:
 
     The whole text first: a sure answer (`SURE`) is the language. Otherwise each sentence the
     detector is sure enough of (`MIN_CONFIDENCE`) votes with its number of letters; with no vote,
-    the whole text's answer if sure enough, else `und`. A long text is read as `MAX_VOTES`
-    sentences spread evenly over it, each cut at `MAX_PIECE_CHARS`.
+    the whole text's answer if sure enough, else `und`. A text longer than `MAX_VOTES` ×
+    `MAX_PIECE_CHARS` characters is read as `MAX_VOTES` windows spread evenly over it (`sampled`);
+    every sentence of what is read votes (cut at `MAX_PIECE_CHARS`, at most
+    `MAX_VOTING_SENTENCES` spread evenly), so an answer of a page or less is read whole.
     """
     if not _LETTER.search(text):
         return UNDETERMINED
     text = sampled(text)
     pieces = [p[:MAX_PIECE_CHARS] for p in _PIECES.split(text) if p and _LETTER.search(p)]
-    if len(pieces) > MAX_VOTES:  # sentences spread evenly over the text
-        step = (len(pieces) - 1) / (MAX_VOTES - 1)
-        pieces = [pieces[round(k * step)] for k in range(MAX_VOTES)]
-        text = " ".join(pieces)
+    if len(pieces) > MAX_VOTING_SENTENCES:
+        step = (len(pieces) - 1) / (MAX_VOTING_SENTENCES - 1)
+        pieces = [pieces[round(k * step)] for k in range(MAX_VOTING_SENTENCES)]
     whole, confidence = _classify(text)
     if confidence >= SURE:
         return whole

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from citecheck.core.metrics import ScoredTurn, full_counts, ratios, turn_counts, values
+from citecheck.core.structural import claim_figures
 from citecheck.core.verdicts import NOT_SELECTED, SentenceVerdict, evidence_windows
 
 LABEL_SEPARATOR = "+"
@@ -124,14 +125,16 @@ def sentence_json(v: SentenceVerdict, *, judged: bool = True) -> dict[str, Any]:
 
 
 def claim_records(scored: ScoredTurn, sentence_index: int) -> list[dict[str, Any]]:
-    """The claims of one sentence (SPEC §2.1): `{index, text, labels, verdict, credited, judge}`
-    (verdict `not_selected` outside the judged share); the CLI's `claims` and the warehouse's
-    `claim_verdicts` rows are made from these."""
+    """The claims of one sentence (SPEC §2.1): `{index, text, labels, figures, verdict, credited,
+    judge}` (verdict `not_selected` outside the judged share; `figures` the claim's own, SPEC §3.5,
+    `structural.claim_figures`); the CLI's `claims` and the warehouse's `claim_verdicts` rows are
+    made from these."""
     st = scored.structured
     sentence = st.sentences[sentence_index]
     if st.claims is None or not sentence.check_worthy:
         return []
     decided = (scored.claims or {}).get(sentence_index, ())
+    figures_of = claim_figures(st, sentence)
     out = []
     for c, text in enumerate(st.claim_texts(sentence)):
         v = decided[c] if c < len(decided) else None
@@ -140,6 +143,7 @@ def claim_records(scored: ScoredTurn, sentence_index: int) -> list[dict[str, Any
             "index": c,
             "text": text,
             "labels": list(sentence.labels),
+            "figures": [f.as_dict() for f in figures_of[c]],
             "verdict": v.verdict if v is not None else NOT_SELECTED,
             "credited": dict(v.credited) if v is not None else {label: False for label in sentence.labels},
             "judge": j.judge if j else None,
@@ -155,7 +159,7 @@ def claim_records(scored: ScoredTurn, sentence_index: int) -> list[dict[str, Any
     return out
 
 
-CLAIM_FIELDS = ("index", "text", "labels", "verdict", "credited", "judge")
+CLAIM_FIELDS = ("index", "text", "labels", "figures", "verdict", "credited", "judge")
 
 
 def claim_rows(scored: ScoredTurn) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -170,7 +174,8 @@ def claim_rows(scored: ScoredTurn) -> tuple[list[dict[str, Any]], list[dict[str,
             claims.append({**keys, "claim_index": c["index"], "conversation_id": st.turn.conversation_id,
                            "text": c["text"], "labels": c["labels"], "verdict": c["verdict"], "score": c["score"],
                            "supported_elsewhere_by": c["supported_elsewhere_by"], "judge": c["judge"],
-                           "judge_version": c["judge_version"], "reason": c["unjudged_reason"]})
+                           "judge_version": c["judge_version"], "reason": c["unjudged_reason"],
+                           "figures": c["figures"]})
             stale, unknown = set(c["stale_labels"]), set(c["unknown_labels"])
             links.extend({**keys, "claim_index": c["index"], "label": label,
                           "status": "stale" if label in stale else "unknown" if label in unknown else "resolved",
@@ -185,7 +190,7 @@ def turn_json(scored: ScoredTurn, *, judged: bool = True) -> dict[str, Any]:
     st = scored.structured
     sentences = [sentence_json(v, judged=judged) for v in scored.verdicts]
     if st.claims is not None:  # a claims mode: each sentence's claims (`parse`: the split alone)
-        keys = CLAIM_FIELDS if judged else ("index", "text", "labels")
+        keys = CLAIM_FIELDS if judged else ("index", "text", "labels", "figures")
         for out_sentence, v in zip(sentences, scored.verdicts, strict=True):
             out_sentence["claims"] = [{k: c[k] for k in keys} for c in claim_records(scored, v.sentence.index)]
     out: dict[str, Any] = {

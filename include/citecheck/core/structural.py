@@ -182,13 +182,32 @@ def sentence_figures(text: str, resolved: tuple[str, ...], turn: Turn, language:
     return trace_figures(figures, passages, language)
 
 
+def figures_language(language: str) -> str:
+    """The language figures are read in: the turn's, the default for an undetermined one."""
+    return DEFAULT_LANGUAGE if language == UNDETERMINED else language
+
+
+def claim_figures(st: StructuredTurn, sentence: Sentence) -> tuple[tuple[Figure, ...], ...]:
+    """In a claims mode, the figures of each claim of a check-worthy sentence (SPEC §3 item 5: "of a
+    claim, in a claims mode"): the figures of the claim's own text, traced as a sentence's are
+    against the resolved cited passages of its links (a claim inherits its sentence's citations).
+    A claim that is its whole sentence has the sentence's figures. Empty for a sentence that is not
+    check-worthy, and in sentence mode (where a sentence is its own claim: `Sentence.figures`)."""
+    if st.claims is None or not sentence.check_worthy:
+        return ()
+    language = figures_language(st.language)
+    return tuple(sentence.figures if text == sentence.text
+                 else sentence_figures(text, sentence.resolved_labels, st.turn, language)
+                 for text in st.claim_texts(sentence))
+
+
 def structure_turn(turn: Turn, config: Config, history: ConversationHistory | None = None) -> StructuredTurn:
     """Find the turn's language (SPEC §2.2), parse it and run every structural check on its
     sentences, in its language (segmentation, check-worthiness, figures)."""
     context_labels = {p.label for p in turn.context}
     sentences: list[Sentence] = []
     language = turn_language(turn.attributes, turn.answer)
-    figures_language = DEFAULT_LANGUAGE if language.code == UNDETERMINED else language.code
+    language_of_figures = figures_language(language.code)
     parsed_sentences, hits = _parse(turn, config, language.code)
     native = hits is not None
     by_sentence = _native_labels(turn, hits) if hits is not None else []
@@ -203,7 +222,7 @@ def structure_turn(turn: Turn, config: Config, history: ConversationHistory | No
         worthy, reason = check_worthiness(parsed.text, config, language.code)
         unknown_set = frozenset(unknown)
         resolved = tuple(dict.fromkeys(lab for lab in parsed.labels if lab not in unknown_set))
-        figures = sentence_figures(parsed.text, resolved, turn, figures_language) if worthy else ()
+        figures = sentence_figures(parsed.text, resolved, turn, language_of_figures) if worthy else ()
         sentences.append(Sentence(
             index=i,
             text=parsed.text,

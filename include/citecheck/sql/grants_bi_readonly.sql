@@ -13,4 +13,4 @@ REVOKE SELECT ("sentence", "quote") ON "public"."recite_suggestions" FROM "citec
 GRANT SELECT ("day", "turn_id", "sentence_index", "kind", "cited_labels", "suggested_labels", "source", "document_id", "version", "judge", "score", "auto_apply", "caution", "run_id", "config_hash", "judge_versions") ON "public"."recite_suggestions" TO "citecheck_bi";
 REVOKE SELECT ON "public"."claim_verdicts" FROM "citecheck_bi";
 REVOKE SELECT ("text") ON "public"."claim_verdicts" FROM "citecheck_bi";
-GRANT SELECT ("day", "turn_id", "sentence_index", "claim_index", "conversation_id", "labels", "verdict", "score", "supported_elsewhere_by", "judge", "judge_version", "reason", "run_id", "config_hash", "judge_versions") ON "public"."claim_verdicts" TO "citecheck_bi";
+GRANT SELECT ("day", "turn_id", "sentence_index", "claim_index", "conversation_id", "labels", "verdict", "score", "supported_elsewhere_by", "judge", "judge_version", "reason", "figures", "run_id", "config_hash", "judge_versions") ON "public"."claim_verdicts" TO "citecheck_bi";

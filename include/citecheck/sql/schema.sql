@@ -139,6 +139,7 @@ CREATE TABLE IF NOT EXISTS claim_verdicts (
 	judge VARCHAR(40),
 	judge_version VARCHAR(400),
 	reason TEXT,
+	figures JSON,
 	run_id VARCHAR(64) NOT NULL,
 	config_hash VARCHAR(32) NOT NULL,
 	judge_versions VARCHAR(400),
@@ -154,6 +155,8 @@ COMMENT ON COLUMN claim_verdicts.labels IS 'its sentence''s labels (JSON list): 
 COMMENT ON COLUMN claim_verdicts.verdict IS 'supported, miscited, uncited_supported, unsupported, unjudged, not_selected, partial, contradicted';
 
 COMMENT ON COLUMN claim_verdicts.reason IS 'why unjudged';
+
+COMMENT ON COLUMN claim_verdicts.figures IS 'the claim''s own figures: [{text, kind, value, traced}] (SPEC 3.5), traced against its links; traced null: no cited text';
 
 CREATE TABLE IF NOT EXISTS criteria_results (
 	day DATE NOT NULL,
@@ -673,6 +676,7 @@ CREATE TABLE IF NOT EXISTS stage_claim_verdicts (
 	judge VARCHAR(40),
 	judge_version VARCHAR(400),
 	reason TEXT,
+	figures JSON,
 	PRIMARY KEY (run_id, turn_id, sentence_index, claim_index)
 );
 
@@ -683,6 +687,8 @@ COMMENT ON COLUMN stage_claim_verdicts.labels IS 'its sentence''s labels (JSON l
 COMMENT ON COLUMN stage_claim_verdicts.verdict IS 'supported, miscited, uncited_supported, unsupported, unjudged, not_selected, partial, contradicted';
 
 COMMENT ON COLUMN stage_claim_verdicts.reason IS 'why unjudged';
+
+COMMENT ON COLUMN stage_claim_verdicts.figures IS 'the claim''s own figures: [{text, kind, value, traced}] (SPEC 3.5), traced against its links; traced null: no cited text';
 
 CREATE TABLE IF NOT EXISTS stage_criteria_results (
 	run_id VARCHAR(64) NOT NULL,

@@ -231,6 +231,9 @@ def _claim_columns() -> list[Column]:
         Column("judge", String(40)),
         Column("judge_version", String(400)),
         Column("reason", Text, comment="why unjudged"),
+        Column("figures", JSON, nullable=True,
+               comment="the claim's own figures: [{text, kind, value, traced}] (SPEC 3.5), traced against its "
+                       "links; traced null: no cited text"),
     ]
 
 

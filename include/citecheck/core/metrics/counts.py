@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from citecheck.core.figures import Figure
 from citecheck.core.languages import LANGUAGE_UNSUPPORTED
 from citecheck.core.metrics.definitions import (
     CLAIM_COUNT_KEYS,
@@ -22,6 +23,7 @@ from citecheck.core.metrics.definitions import (
 )
 from citecheck.core.model import Sentence, StructuredTurn
 from citecheck.core.reader_events import ReaderEvent, reader_counts
+from citecheck.core.structural import claim_figures
 from citecheck.core.verdicts import SentenceVerdict
 from citecheck.core.vocabulary import (
     BAD_VERDICTS,
@@ -83,7 +85,7 @@ def sentence_counts(scored: ScoredTurn, verdicts: Sequence[SentenceVerdict], *, 
             continue
         attached = _count_check_worthy(c, s)
         if s.figures:
-            _count_figures(c, s, attached)
+            _count_figures(c, s.figures, attached)
         if scored.selected:
             _count_judged(c, v, attached)
         if claims_on:
@@ -140,16 +142,17 @@ def _count_check_worthy(c: Counter[str], s: Sentence) -> bool:
     return attached
 
 
-def _count_figures(c: Counter[str], s: Sentence, attached: bool) -> None:
-    """A check-worthy sentence with figures (SPEC §3 item 5): `uncited_figure_rate` (no resolved
-    citation) and `untraced_figure_rate` (attached, some figure in no cited passage; a sentence
-    whose cited passages all lack text cannot be traced and is left out)."""
-    c["figure_sentences"] += 1
+def _count_figures(c: Counter[str], figures: Sequence[Figure], attached: bool, unit: str = "sentences") -> None:
+    """A check-worthy sentence (`unit` "sentences") or claim ("claims") with figures (SPEC §3 item
+    5): `uncited_figure_rate` (no resolved citation) and `untraced_figure_rate` (attached, some
+    figure in no cited passage; one whose cited passages all lack text cannot be traced and is
+    left out), or their `claim_` twins."""
+    c[f"figure_{unit}"] += 1
     if not attached:
-        c["uncited_figure_sentences"] += 1
-    elif any(f.traced is not None for f in s.figures):
-        c["traceable_figure_sentences"] += 1
-        c["untraced_figure_sentences"] += any(f.traced is False for f in s.figures)
+        c[f"uncited_figure_{unit}"] += 1
+    elif any(f.traced is not None for f in figures):
+        c[f"traceable_figure_{unit}"] += 1
+        c[f"untraced_figure_{unit}"] += any(f.traced is False for f in figures)
 
 
 def _count_judged(c: Counter[str], v: SentenceVerdict, attached: bool) -> None:
@@ -186,11 +189,15 @@ def count_judged_sentence(c: Counter[str], verdict: str, *, faithful: bool, atta
 def _count_claims(c: Counter[str], st: StructuredTurn, s: Sentence, attached: bool,
                   claims: Sequence[SentenceVerdict]) -> None:
     """A check-worthy sentence's claims (SPEC §2.1): `claims_per_sentence`, `claim_attachment_rate`
-    (each claim carries its sentence's citations); when judged, `claim_recall`, `claim_precision`
+    (each claim carries its sentence's citations), the claim figure rates (each claim's own figures,
+    `structural.claim_figures`); when judged, `claim_recall`, `claim_precision`
     (its links: one per (claim, label)), `claim_faithfulness` and the claim verdict rates."""
     n = len(st.claim_texts(s))
     c["check_worthy_claims"] += n
     c["claim_attached"] += n * attached
+    for figures in claim_figures(st, s):
+        if figures:
+            _count_figures(c, figures, attached, unit="claims")
     for v in claims:
         if v.verdict == UNJUDGED or v.verdict == NOT_SELECTED:
             continue

@@ -243,6 +243,14 @@ REGISTRY: tuple[Metric, ...] = (
            ("uncited supported claims", "judged claims"), claims=True),
     Metric("claim_unsupported_rate", "unsupported_claims", "judged_claims", J,
            ("unsupported claims", "judged claims"), claims=True),
+    # figures per claim (SPEC §3 item 5, "of a claim, in a claims mode"): the figure rates above
+    # counted over check-worthy claims, each claim's figures traced against its links' passages
+    Metric("claim_untraced_figure_rate", "untraced_figure_claims", "traceable_figure_claims", S,
+           ("claims with an untraced figure", "attached claims with figures"), claims=True, interval=True,
+           watch=Watch(abs=0.05)),
+    Metric("claim_uncited_figure_rate", "uncited_figure_claims", "figure_claims", S,
+           ("claims with a figure and no citation", "claims with figures"), claims=True, interval=True,
+           watch=Watch(abs=0.05)),
     Metric("partially_supported_rate", PARTIALLY_SUPPORTED, "judged_sentences", J, (PARTIALLY_SUPPORTED, _JS),
            claims=True, watch=Watch(abs=0.05)),
     # derived from two metrics, not from counts: THE harmonic mean (`ratios.f1`)
@@ -358,7 +366,8 @@ BOUNDS_RULES: dict[tuple[float, float | None], tuple[str, str]] = {
 CLAIM_COUNT_KEYS = (
     "check_worthy_claims", "claim_attached", "judged_claims", "judged_claim_attached", "judged_claim_links",
     "credited_claim_links", "supported_claims", "faithful_claims", "miscited_claims", "uncited_supported_claims",
-    "unsupported_claims", PARTIALLY_SUPPORTED, "claim_splits_rejected",
+    "unsupported_claims", PARTIALLY_SUPPORTED, "claim_splits_rejected", "figure_claims", "uncited_figure_claims",
+    "traceable_figure_claims", "untraced_figure_claims",
 )
 COUNT_KEYS = (*COUNT_KEYS, *CLAIM_COUNT_KEYS)
 # The unjudged reason of a sentence whose cited sources were all logged without text (SPEC §3.4).
