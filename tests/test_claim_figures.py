@@ -227,3 +227,38 @@ def test_init_warehouse_adds_the_claim_figures_column_to_an_older_warehouse(engi
     init_warehouse(engine)
     for table in ("claim_verdicts", "stage_claim_verdicts"):
         assert "figures" in {c["name"] for c in sa.inspect(engine).get_columns(table, schema=schema)}
+
+
+def test_the_reports_claims_panel_shows_a_claims_untraced_figure(engine, tmp_path):
+    """A partially supported sentence whose price claim states a figure its citation does not:
+    the claims panel marks that claim's figure, not the other claim, and gives the claim rate."""
+    import datetime as dt
+
+    from citecheck.core.config import config_from_mapping
+    from citecheck.job import JobSettings, run_day
+    from citecheck.report import build_report
+    from citecheck.warehouse import load_turns
+
+    sentence = "The Starter plan costs fifty units a month and includes weekend support."
+    price, support = "The Starter plan costs fifty units a month.", "The Starter plan includes weekend support."
+    turn = {**_turn(sentence[:-1] + " [S1].", [{"label": "S1", "text": "The Starter plan includes weekend support."}]),
+            "turn_id": "fifty", "conversation_id": "fifty"}
+    (tmp_path / "claims.json").write_text(json.dumps({"claims": [{"sentence": sentence, "claims": [price, support]}]}),
+                                          encoding="utf-8")
+    judge = {"kind": "recorded", "judgments": [{"statement": price, "supported_by": []},
+                                               {"statement": support, "supported_by": ["S1"]}]}
+    config = config_from_mapping({"claims": {"mode": "recorded", "recorded": str(tmp_path / "claims.json")}})
+    load_turns(engine, [turn])
+    day = dt.date(2026, 11, 30)
+    run_day(engine, day, JobSettings(judge_spec=judge, config=config))
+    html = build_report(engine, day)
+    panel = html[html.index('<section id="claims">'):]
+    panel = panel[:panel.index("</section>")]
+    price_item = panel[panel.index(price):]
+    price_item = price_item[:price_item.index("</li>")]
+    support_item = panel[panel.index(support):]
+    support_item = support_item[:support_item.index("</li>")]
+    assert "fifty (not in the cited text)" in price_item and "<b>unsupported</b>" in price_item
+    assert "not in the cited text" not in support_item and "<b>supported</b>" in support_item
+    assert "Claims with a figure their cited passages do not state" in panel
+    assert "1 claims with an untraced figure" in panel

@@ -14,6 +14,7 @@ from citecheck import warehouse as W
 from citecheck.job import DayRun, new_run_id, run_steps
 from citecheck.warehouse import tables as T
 from citecheck.warehouse.freshness import published_days
+from citecheck.warehouse.naming import WarehouseNames
 from helpers import orbit_settings, orbit_warehouse_turns
 
 D1, D2 = dt.date(2026, 11, 29), dt.date(2026, 11, 30)
@@ -197,3 +198,29 @@ def test_two_concurrent_loads_of_the_same_turns_both_succeed(engine, tmp_path):
     with engine.connect() as conn:
         assert conn.execute(sa.select(sa.func.count()).select_from(T.source_turns)).scalar_one() == n
         assert conn.execute(sa.select(sa.func.count(sa.distinct(T.source_turns.c.load_id)))).scalar_one() >= 4
+
+
+def test_source_tables_of_your_own_schema_gain_the_load_columns_on_init(pg_warehouse_url):
+    """`[warehouse] source_schema`: the source tables an older release had you create there gain
+    `load_id` on `init-warehouse` (the output schema is not where they are)."""
+    names = WarehouseNames(schema="out", source_schema="logs")
+    admin = sa.create_engine(pg_warehouse_url)
+    old = sa.MetaData(schema="logs")
+    with admin.begin() as conn:
+        conn.exec_driver_sql("CREATE SCHEMA logs")
+        for table in (T.source_turns, T.source_passages, T.reader_events):
+            sa.Table(table.name, old, *[sa.Column(c.name, c.type, primary_key=c.primary_key, nullable=c.nullable)
+                                        for c in table.columns if c.name != "load_id"])
+        old.create_all(conn)
+    engine = W.make_engine(pg_warehouse_url, names)
+    W.init_warehouse(engine)
+    inspector = sa.inspect(admin)
+    assert "load_id" in {c["name"] for c in inspector.get_columns("source_turns", schema="logs")}
+    assert "load_id" in {c["name"] for c in inspector.get_columns("reader_events", schema="logs")}
+    assert not inspector.has_table("source_turns", schema="out")
+    W.load_turns(engine, orbit_warehouse_turns(D1.isoformat()))
+    job.backfill(engine, [D1], orbit_settings())
+    W.load_turns(engine, _late_turns(D1, 1))
+    assert [d.late_turns for d in job.stale_days(engine, [D1])] == [1]
+    engine.dispose()
+    admin.dispose()

@@ -109,14 +109,18 @@ def init_warehouse(engine: Engine) -> None:
 
 def add_missing_columns(engine: Engine) -> list[str]:
     """Add the nullable columns a newer release defines to tables an older release created
-    (`create_all` leaves existing tables alone), e.g. `daily_metrics.ci_low`/`ci_high`.
+    (`create_all` leaves existing tables alone), e.g. `daily_metrics.ci_low`/`ci_high`, where the
+    table is: the output schema, else the source schema (`[warehouse] source_schema`).
     Returns the ALTER statements it ran; earlier days keep null there."""
     inspector = sa.inspect(engine)
-    schema = engine_names(engine).schema
+    names = engine_names(engine)
+    schemas = list(dict.fromkeys([names.schema, *names.search_path]))  # the source tables may be in source_schema
     statements = []
     for table in T.metadata.sorted_tables:
-        if not inspector.has_table(table.name, schema=schema):
+        found = [s for s in schemas if inspector.has_table(table.name, schema=s)]
+        if not found:
             continue
+        schema = found[0]
         present = {c["name"] for c in inspector.get_columns(table.name, schema=schema)}
         for column in table.columns:
             if column.name not in present and column.nullable and not column.primary_key:

@@ -178,7 +178,8 @@ def _criteria_order(rows: Sequence[dict[str, Any]]) -> list[str]:
 
 def partially_supported_sentences(engine: Engine, day: dt.date, limit: int) -> list[dict[str, Any]]:
     """A claims mode: the day's `partially_supported` sentences (some claims supported, some not)
-    with their claims (`claims`: index, text, verdict, supported_elsewhere_by), at most `limit`."""
+    with their claims (`claims`: index, text, verdict, supported_elsewhere_by, figures: the claim's
+    own, SPEC 3.5), at most `limit`."""
     c, k = T.sentence_verdicts.c, T.claim_verdicts.c
     query = (sa.select(c.turn_id, c.sentence_index, c.text, c.labels)
              .where(c.day == day, c.verdict == PARTIALLY_SUPPORTED)
@@ -188,14 +189,15 @@ def partially_supported_sentences(engine: Engine, day: dt.date, limit: int) -> l
         if not rows:
             return []
         claims = conn.execute(
-            sa.select(k.turn_id, k.sentence_index, k.claim_index, k.text, k.verdict, k.supported_elsewhere_by)
+            sa.select(k.turn_id, k.sentence_index, k.claim_index, k.text, k.verdict, k.supported_elsewhere_by,
+                      k.figures)
             .where(k.day == day, k.turn_id.in_({r["turn_id"] for r in rows}))
             .order_by(k.turn_id, k.sentence_index, k.claim_index)).mappings().all()
     by_sentence: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for claim in claims:
         by_sentence.setdefault((claim["turn_id"], claim["sentence_index"]), []).append(
             {"index": claim["claim_index"], "text": claim["text"], "verdict": claim["verdict"],
-             "supported_elsewhere_by": claim["supported_elsewhere_by"]})
+             "supported_elsewhere_by": claim["supported_elsewhere_by"], "figures": claim["figures"] or []})
     for row in rows:
         row["claims"] = by_sentence.get((row["turn_id"], row["sentence_index"]), [])
     return rows
