@@ -113,3 +113,11 @@ def test_the_core_install_scores_a_turns_file_with_a_recorded_judge(core_venv: P
     location, *present = json.loads(where.stdout)
     assert location.startswith(str(core_venv)), location
     assert present == [], f"the core install has {present}"
+
+
+def test_the_core_install_plans_on_the_rates_it_ships(core_venv: Path, tmp_path: Path) -> None:
+    # README's `citecheck plan --answers N` with no rates file: the installed package's own data
+    plan = run([str(core_venv / "bin" / "citecheck"), "plan", "--answers", "20000", "--json"],
+               env=clean_env(), cwd=tmp_path)
+    result = json.loads(plan.stdout)
+    assert result["rates_estimate"] is True
