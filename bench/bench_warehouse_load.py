@@ -143,7 +143,8 @@ def load(url: str, n_turns: int) -> dict[str, Any]:
 
 
 def _bulk_insert(conn: Any, table: Any, rows: list[dict[str, Any]]) -> None:
-    """COPY on PostgreSQL (the fast path for a bulk load), executemany elsewhere."""
+    """COPY on PostgreSQL (the fast path for a bulk load), executemany elsewhere; a column the
+    rows lack (the load ledger's `load_id`, `loaded_at`) is null, as the insert leaves it."""
     if not rows:
         return
     if conn.dialect.name != "postgresql":
@@ -156,7 +157,7 @@ def _bulk_insert(conn: Any, table: Any, rows: list[dict[str, Any]]) -> None:
     raw = conn.connection.driver_connection
     with raw.cursor() as cur, cur.copy(f"COPY {table.name} ({', '.join(cols)}) FROM STDIN") as copy:
         for row in rows:
-            copy.write_row([json.dumps(row[c]) if c in json_cols and row[c] is not None else row[c]
+            copy.write_row([json.dumps(row[c]) if c in json_cols and row.get(c) is not None else row.get(c)
                             for c in cols])
 
 
