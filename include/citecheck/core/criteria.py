@@ -361,10 +361,11 @@ class CriteriaEvaluator:
             keys = tuple(dict.fromkeys(_metric_keys(c.metric)))
             self._totals.append(_Totals(c, keys, spread=ClusterTotals(keys)))
 
-    def add(self, scored: ScoredTurn) -> None:
-        """One scored answer (the job's aggregate step, `score --criteria`)."""
+    def add(self, scored: ScoredTurn, whole_counts: Counter[str] | None = None) -> None:
+        """One scored answer (the job's aggregate step, `score --criteria`); `whole_counts`: its
+        `turn_counts` where the caller has them already (the aggregate step's accumulator)."""
         attributes = scored.structured.turn.attributes
-        whole: Counter[str] | None = None
+        whole = whole_counts
         for totals in self._totals:
             c = totals.criterion
             if not attribute_in_scope(c, attributes):

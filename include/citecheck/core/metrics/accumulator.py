@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from citecheck.core.config import Config
 from citecheck.core.metrics.counts import ScoredTurn, sentence_counts, turn_counts
 from citecheck.core.metrics.definitions import (
@@ -28,7 +30,15 @@ from citecheck.core.metrics.definitions import (
     STRUCTURAL_INTERVAL_METRICS,
     TURN_LEVEL_METRICS,
 )
-from citecheck.core.metrics.ratios import HARMONIC_MEANS, macro_values, ratios, values
+from citecheck.core.metrics.ratios import (
+    HARMONIC_MEANS,
+    MACRO_DENOMINATORS,
+    MACRO_NAMES,
+    MACRO_NUMERATORS,
+    macro_vector,
+    ratios,
+    values,
+)
 from citecheck.core.metrics.slice_cap import SliceCap
 from citecheck.core.verdicts import SentenceVerdict
 from citecheck.stats.intervals import (
@@ -46,10 +56,18 @@ JUDGED_COUNT_KEYS = tuple(dict.fromkeys(key for m, (num, den, _) in METRICS.item
                                         for key in (num, den)))
 JUDGED_MACRO_NAMES = tuple(m for m in METRIC_NAMES if m in JUDGED_METRICS)
 INTERVAL_MEAN_KEYS = tuple(f"macro:{m}" for m in JUDGED_MACRO_NAMES)
-_ZEROS = (0,) * len(JUDGED_COUNT_KEYS)
 # What the intervals of the structural metrics that carry one sum per answer (every answer whose
 # counts for them are not all zero is a cluster): their numerators and denominators.
 STRUCTURAL_INTERVAL_KEYS = tuple(dict.fromkeys(key for m in STRUCTURAL_INTERVAL_METRICS for key in METRICS[m][:2]))
+_MACRO_INDEX = {name: i for i, name in enumerate(MACRO_NAMES)}
+# the count keys every accumulator places first (`CountIndex`), so an answer's vector is read at
+# fixed positions for its macro votes and interval rows
+METRIC_COUNT_KEYS = tuple(dict.fromkeys(key for num, den, _ in METRICS.values() for key in (num, den)))
+_NUMERATOR_AT = np.array([METRIC_COUNT_KEYS.index(key) for key in MACRO_NUMERATORS], dtype=np.intp)
+_DENOMINATOR_AT = np.array([METRIC_COUNT_KEYS.index(key) for key in MACRO_DENOMINATORS], dtype=np.intp)
+_JUDGED_COUNT_AT = np.array([METRIC_COUNT_KEYS.index(key) for key in JUDGED_COUNT_KEYS], dtype=np.intp)
+_JUDGED_MACRO_AT = np.array([_MACRO_INDEX[name] for name in JUDGED_MACRO_NAMES], dtype=np.intp)
+_STRUCTURAL_AT = np.array([METRIC_COUNT_KEYS.index(key) for key in STRUCTURAL_INTERVAL_KEYS], dtype=np.intp)
 _NUMBER = re.compile(r"\d")
 LANGUAGE_SLICE = "language"  # a built-in slice: the turn's language (SPEC §2.2), `und` when undetermined
 # The built-in sentence slices (SPEC §5): each one's test of a sentence; a slice's values are "yes"
@@ -60,41 +78,122 @@ SENTENCE_SLICES: dict[str, Callable[[SentenceVerdict], bool]] = {
 }
 
 
+class CountIndex:
+    """A position for every count key: `METRIC_COUNT_KEYS` first, then each other key as it is
+    first seen; shared by one accumulator's slices: an answer's counts become one vector, added to
+    each slice in one step."""
+
+    def __init__(self) -> None:
+        self.positions: dict[str, int] = {key: i for i, key in enumerate(METRIC_COUNT_KEYS)}
+        self.keys: list[str] = list(METRIC_COUNT_KEYS)
+
+    def vector(self, counts: Mapping[str, int]) -> np.ndarray:
+        """`counts` as a vector over the keys seen so far (its new keys placed at the end)."""
+        positions = self.positions
+        for key in counts:
+            if key not in positions:
+                positions[key] = len(self.keys)
+                self.keys.append(key)
+        values = [0] * len(self.keys)
+        for key, n in counts.items():
+            values[positions[key]] = n
+        vector = np.array(values)
+        if vector.dtype.kind not in "biu":
+            raise TypeError(f"metric counts are whole numbers; got {vector.dtype} values in {dict(counts)}")
+        return vector.astype(np.int64, copy=False)
+
+
+@dataclass(frozen=True, slots=True)
+class _AnswerTotals:
+    """What one answer (or a sentence slice of it) adds to every slice it falls in, computed once
+    per answer, not once per slice: its counts as a vector (`CountIndex`) and the keys it has (a
+    slice's counts hold a key, zero or not, once an answer of it had that key), its macro votes as
+    a vector over `MACRO_NAMES` (the value, and 1 where the answer has one), and its rows for the
+    intervals (None: it adds none)."""
+
+    keys: tuple[str, ...]
+    key_set: frozenset[str]
+    counts: np.ndarray
+    macro_values: np.ndarray
+    macro_votes: np.ndarray
+    interval_row: array | None  # a judged answer's `_interval_row`
+    structural_row: array | None  # its `STRUCTURAL_INTERVAL_KEYS` counts, when not all zero
+
+
+def answer_totals(counts: Counter[str], index: CountIndex, *, intervals: bool = True) -> _AnswerTotals:
+    """An answer's counts ready to be pooled into slices (`intervals`: with its interval rows)."""
+    vector = index.vector(counts)
+    macro, votes = macro_vector(vector[_NUMERATOR_AT], vector[_DENOMINATOR_AT])
+    interval_row = structural_row = None
+    if intervals:
+        if counts.get("selected_answers"):  # one cluster per judged answer
+            interval_row = _interval_row(vector, macro)
+        structural = vector[_STRUCTURAL_AT]
+        if structural.any():
+            structural_row = _doubles(structural)
+    return _AnswerTotals(tuple(counts), frozenset(counts), vector, macro, votes, interval_row, structural_row)
+
+
+def _doubles(vector: np.ndarray) -> array:
+    """A vector as an array of doubles (what `ClusterTotals.add` copies without conversion)."""
+    out = array("d")
+    out.frombytes(vector.astype(np.float64).tobytes())
+    return out
+
+
 @dataclass
 class _SliceAccumulator:
-    counts: Counter[str] = field(default_factory=Counter)
-    macro_sum: Counter[str] = field(default_factory=Counter)
-    macro_n: Counter[str] = field(default_factory=Counter)
+    index: CountIndex = field(default_factory=CountIndex)
+    # the pooled counts as a vector over `index`'s keys, and the keys the slice's answers had, in
+    # the order they first came (`counts` reads them as a Counter)
+    totals: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    keys: list[str] = field(default_factory=list)
+    key_set: set[str] = field(default_factory=set)
+    # per `MACRO_NAMES`: the sum of the answers' macro values (added in answer order, as a running
+    # sum of floats would be) and how many answers have one
+    macro_sums: np.ndarray = field(default_factory=lambda: np.zeros(len(MACRO_NAMES)))
+    macro_counts: np.ndarray = field(default_factory=lambda: np.zeros(len(MACRO_NAMES), dtype=np.int64))
     spread: ClusterTotals | None = None  # sums over judged answers: the intervals
     every: ClusterTotals | None = None  # sums over every answer: the structural metrics' intervals
+    _counts: Counter[str] | None = None  # `counts`, until the next add
 
-    def add(self, counts: Counter[str], macro: list[tuple[str, float]] | None = None,
-            interval_row: array | None = None) -> None:
-        """Pool an answer's counts; `macro` is `macro_values(counts)` and `interval_row`
-        `_interval_row(counts, macro)` when the caller has them."""
-        pooled = self.counts  # a plain loop: Counter.update's Mapping check costs more than the sums
-        get = pooled.get
-        for key, n in counts.items():
-            pooled[key] = get(key, 0) + n
-        sums, ns = self.macro_sum, self.macro_n
-        if macro is None:
-            macro = macro_values(counts)
-        for name, value in macro:
-            sums[name] = sums.get(name, 0) + value
-            ns[name] = ns.get(name, 0) + 1
-        if self.spread is not None and counts.get("selected_answers"):  # one cluster per judged answer
-            self.spread.add(_interval_row(counts, macro) if interval_row is None else interval_row)
-        if self.every is not None:
-            row = [counts.get(key, 0) for key in STRUCTURAL_INTERVAL_KEYS]
-            if any(row):
-                self.every.add(row)
+    def add(self, answer: _AnswerTotals) -> None:
+        """Pool an answer's totals (`answer_totals`, with this slice's `index`)."""
+        if len(self.totals) < len(answer.counts):  # keys first seen since the slice's last answer
+            self.totals = np.concatenate([self.totals, np.zeros(len(answer.counts) - len(self.totals), np.int64)])
+        self.totals[:len(answer.counts)] += answer.counts
+        if not answer.key_set <= self.key_set:
+            new = [key for key in answer.keys if key not in self.key_set]
+            self.keys.extend(new)
+            self.key_set.update(new)
+        self._counts = None
+        self.macro_sums += answer.macro_values
+        self.macro_counts += answer.macro_votes
+        if self.spread is not None and answer.interval_row is not None:
+            self.spread.add(answer.interval_row)
+        if self.every is not None and answer.structural_row is not None:
+            self.every.add(answer.structural_row)
+
+    @property
+    def counts(self) -> Counter[str]:
+        """The pooled counts of the slice's answers: every key one of them had, zero or not."""
+        if self._counts is None:
+            positions, totals = self.index.positions, self.totals
+            self._counts = Counter({key: int(totals[positions[key]]) for key in self.keys})
+        return self._counts
+
+    def macro_total(self, name: str) -> tuple[float, int]:
+        """The sum of the answers' `name` values and how many answers have one (0 and 0: none)."""
+        i = _MACRO_INDEX.get(name)
+        n = 0 if i is None else int(self.macro_counts[i])
+        return (float(self.macro_sums[i]) if n else 0), n
 
     def micro(self) -> dict[str, Ratio]:
         return ratios(self.counts)
 
     def macro(self) -> dict[str, Ratio]:
         claims_on = "check_worthy_claims" in self.counts
-        return {name: Ratio(self.macro_sum[name], self.macro_n[name]) for name in METRIC_NAMES
+        return {name: Ratio(*self.macro_total(name)) for name in METRIC_NAMES
                 if claims_on or name not in CLAIM_METRICS}
 
     def micro_intervals(self) -> dict[str, Interval | None]:
@@ -139,18 +238,19 @@ class _SliceAccumulator:
         claims_on = "check_worthy_claims" in self.counts
         names = [name for name in JUDGED_MACRO_NAMES if claims_on or name not in CLAIM_METRICS]
         for name in names:
-            n, total = self.macro_n[name], self.macro_sum[name]
+            total, n = self.macro_total(name)
             variance = mean_variance(n, total, spread.sum_of_squares(f"macro:{name}"))
             args.append((total / n if n else None, variance, n, n))
         return dict(zip(names, proportion_intervals(*zip(*args, strict=True)), strict=True))
 
 
-def _interval_row(counts: Mapping[str, float], macro: list[tuple[str, float]]) -> array:
-    """One judged answer's row for the intervals: its `JUDGED_COUNT_KEYS` counts, then its
-    `JUDGED_MACRO_NAMES` values (a macro value the answer lacks is 0: its square
-    adds nothing, and `macro_n` counts only the answers that have one)."""
+def _interval_row(vector: np.ndarray, macro: np.ndarray) -> array:
+    """One judged answer's row for the intervals: its `JUDGED_COUNT_KEYS` counts (of its
+    `CountIndex` vector), then its `JUDGED_MACRO_NAMES` values (of its `macro_vector`; a macro
+    value the answer lacks is 0: its square adds nothing, and the slice counts only the answers
+    that have one)."""
     # an array of doubles: built once per answer, copied into every slice's buffer without conversion
-    return array("d", [*map(counts.get, JUDGED_COUNT_KEYS, _ZEROS), *map(dict(macro).get, JUDGED_MACRO_NAMES, _ZEROS)])
+    return _doubles(np.concatenate([vector[_JUDGED_COUNT_AT], macro[_JUDGED_MACRO_AT]]))
 
 
 def interval_json(ci: Interval | None) -> dict[str, float | None]:
@@ -177,6 +277,7 @@ class MetricAccumulator:
         self.intervals = intervals
         self.cap = cap
         self._slices: dict[tuple[str, str], _SliceAccumulator] = {}
+        self._index = CountIndex()  # the count keys' positions, shared by the slices
 
     def _acc(self, name: str, value: str) -> _SliceAccumulator:
         key = (name, value)
@@ -184,24 +285,23 @@ class MetricAccumulator:
         if acc is None:
             spread = ClusterTotals(JUDGED_COUNT_KEYS, INTERVAL_MEAN_KEYS) if self.intervals else None
             every = ClusterTotals(STRUCTURAL_INTERVAL_KEYS) if self.intervals and STRUCTURAL_INTERVAL_KEYS else None
-            acc = self._slices[key] = _SliceAccumulator(spread=spread, every=every)
+            acc = self._slices[key] = _SliceAccumulator(self._index, spread=spread, every=every)
         return acc
 
     def add(self, scored: ScoredTurn) -> Counter[str]:
         counts = turn_counts(scored)
-        macro = macro_values(counts)
-        row = _interval_row(counts, macro) if self.intervals and counts.get("selected_answers") else None
-        self._acc("all", "all").add(counts, macro, row)
+        answer = answer_totals(counts, self._index, intervals=self.intervals)
+        self._acc("all", "all").add(answer)
         attrs = scored.structured.turn.attributes
         keys = self.config.slice_attributes or tuple(attrs)
         cap = self.cap
         for key in keys:
             if key in attrs:
                 value = attrs[key] if cap is None else cap.value(key, attrs[key])
-                self._acc(f"attribute:{key}", value).add(counts, macro, row)
-        self._acc(LANGUAGE_SLICE, scored.structured.language).add(counts, macro, row)
+                self._acc(f"attribute:{key}", value).add(answer)
+        self._acc(LANGUAGE_SLICE, scored.structured.language).add(answer)
         verdicts = scored.verdicts
-        self._acc("answer_length", length_bucket(len(verdicts), self.config.length_buckets)).add(counts, macro, row)
+        self._acc("answer_length", length_bucket(len(verdicts), self.config.length_buckets)).add(answer)
         turn = scored.structured.turn
         # a sentence slice holding every sentence has the answer's own counts (no answer-level extras)
         plain = not turn.pointer_problems and turn.answer_format == "markers"
@@ -212,9 +312,10 @@ class MetricAccumulator:
                 if not subset:
                     continue
                 if plain and len(subset) == len(verdicts):
-                    self._acc(name, value).add(counts, macro, row)
+                    self._acc(name, value).add(answer)
                 else:
-                    self._acc(name, value).add(sentence_counts(scored, subset, whole=False))
+                    self._acc(name, value).add(answer_totals(sentence_counts(scored, subset, whole=False),
+                                                             self._index, intervals=self.intervals))
         return counts
 
     def _sentence_slices(self) -> list[tuple[str, Callable[[SentenceVerdict], bool]]]:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
+
 from citecheck.core.metrics.definitions import CLAIM_METRICS, METRICS, REGISTRY
 from citecheck.stats.ratio import Ratio
 
@@ -44,19 +46,37 @@ def values(ratio_map: Mapping[str, Ratio]) -> dict[str, float | None]:
 _METRIC_TABLE = tuple((name, num, den, scale) for name, (num, den, scale) in METRICS.items())
 # derived metric -> the two metrics it is the harmonic mean of (F1: recall, precision)
 HARMONIC_MEANS = tuple((m.name, m.harmonic_mean_of) for m in REGISTRY if m.harmonic_mean_of is not None)
+# every metric an answer can give a macro vote for, in a fixed order: the registry's ratios, then
+# the harmonic means; the counts behind the ratios (`macro_vector`)
+MACRO_NAMES = tuple(dict.fromkeys([*(name for name, *_ in _METRIC_TABLE), *(name for name, _ in HARMONIC_MEANS)]))
+MACRO_NUMERATORS = tuple(num for _, num, _, _ in _METRIC_TABLE)
+MACRO_DENOMINATORS = tuple(den for _, _, den, _ in _METRIC_TABLE)
+_SCALES = np.array([scale for *_, scale in _METRIC_TABLE], dtype=float)
+_HARMONIC_POSITIONS = tuple((MACRO_NAMES.index(name), MACRO_NAMES.index(a), MACRO_NAMES.index(b))
+                            for name, (a, b) in HARMONIC_MEANS)
+
+
+def macro_vector(numerators: np.ndarray, denominators: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One answer's macro votes over `MACRO_NAMES`, from its counts of `MACRO_NUMERATORS` and
+    `MACRO_DENOMINATORS` (in the registry's order): (values, 1 where the answer has a value, else
+    0; a missing value is 0.0). A value is numerator × scale / denominator where the denominator
+    is not 0, as `ratios` computes it; a harmonic mean (F1) where both its metrics have one."""
+    values = np.zeros(len(MACRO_NAMES))
+    votes = np.zeros(len(MACRO_NAMES), dtype=np.int64)
+    n = len(_METRIC_TABLE)
+    has = denominators != 0
+    np.divide(numerators * _SCALES, denominators, out=values[:n], where=has)
+    votes[:n] = has
+    for i, a, b in _HARMONIC_POSITIONS:
+        if votes[a] and votes[b]:
+            values[i] = f1_value(float(values[a]), float(values[b]))
+            votes[i] = 1
+    return values, votes
 
 
 def macro_values(counts: Mapping[str, float]) -> list[tuple[str, float]]:
     """The non-null metric values of one answer's counts, as `ratios` computes them (macro votes)."""
     get = counts.get
-    out = []
-    for name, num, den, scale in _METRIC_TABLE:
-        d = get(den, 0)
-        if d:
-            out.append((name, get(num, 0) * scale / d))
-    if HARMONIC_MEANS:
-        have = dict(out)
-        for name, (a, b) in HARMONIC_MEANS:
-            if a in have and b in have:
-                out.append((name, f1_value(have[a], have[b])))
-    return out
+    values, votes = macro_vector(np.array([get(key, 0) for key in MACRO_NUMERATORS]),
+                                 np.array([get(key, 0) for key in MACRO_DENOMINATORS]))
+    return [(name, float(values[i])) for i, name in enumerate(MACRO_NAMES) if votes[i]]
