@@ -83,3 +83,17 @@ def test_the_job_skips_an_oversized_turn_and_publishes_the_rest(engine):
         published = set(conn.execute(sa.select(T.sentence_verdicts.c.turn_id).distinct()).scalars())
     assert [(s.turn_id, "300 citations" in s.reason) for s in skipped] == [("big", True)]
     assert published == {"fine"}
+
+
+def test_an_answer_over_the_turn_cap_is_refused_before_it_is_segmented(monkeypatch):
+    # the count of citations is known before the sentences are: the refusal costs no segmentation
+    from citecheck.core import parsing
+    from citecheck.core.formats import TurnError
+
+    def segmented(*_args):
+        raise AssertionError("the refused answer was segmented")
+
+    monkeypatch.setattr(parsing, "_sentence_spans", segmented)
+    config = config_from_mapping({"segmentation": {"max_citations_per_turn": 3}})
+    with pytest.raises(TurnError, match="answer has 4 citations, over the limit of 3"):
+        parsing.parse_cited("One. Two.", [(0, 4)] * 4, ["S1"] * 4, [False] * 4, config)

@@ -17,9 +17,9 @@ from citecheck.core.records import claim_rows
 from citecheck.core.structural import claim_figures
 from citecheck.core.turns import turn_from_dict
 from citecheck.judges.recorded import RecordedJudge
-from helpers import load_fixture, score_dicts
+from helpers import score_dicts
+from helpers.claims_fixture import FIXTURE, micro_fractions, recorded_config
 
-FIXTURE = load_fixture("claims.json")
 PLAN = "The Starter plan costs 40 units monthly and includes weekend support"
 PRICE, SUPPORT = "The Starter plan costs 40 units monthly.", "The Starter plan includes weekend support."
 
@@ -92,21 +92,10 @@ def test_sentence_mode_has_no_claim_figures_and_no_claim_figure_rates():
     assert "claims" not in out["turns"][0]["sentences"][0]
 
 
-def _recorded_config(tmp_path) -> Config:
-    path = tmp_path / "claims.json"
-    path.write_text(json.dumps(FIXTURE["claims"]), encoding="utf-8")
-    return replace(Config(), claims_mode="recorded", claims_recorded=str(path))
-
-
-def _fractions(out) -> dict[str, list[float]]:
-    return {r["metric"]: [r["numerator"], r["denominator"]] for r in out["rows"]
-            if (r["slice_name"], r["averaging"]) == ("all", "micro")}
-
-
 def test_the_seed_plan_in_recorded_mode_has_its_figure_on_the_price_claim(tmp_path):
     """claims.json's plan answer: the price claim's 'forty' (40) traces in S1; the weekend-support
     claim has no figure; the claim figure rates count the one attached claim with a figure."""
-    out = score_dicts([FIXTURE["turns"]["plan"]], FIXTURE["judge"], _recorded_config(tmp_path))
+    out = score_dicts([FIXTURE["turns"]["plan"]], FIXTURE["judge"], recorded_config(tmp_path))
     (sentence,) = out["turns"][0]["sentences"]
     expected = FIXTURE["expected"]["plan"]
     assert [c["text"] for c in sentence["claims"]] == expected["recorded_mode"]["claims"]
@@ -114,7 +103,7 @@ def test_the_seed_plan_in_recorded_mode_has_its_figure_on_the_price_claim(tmp_pa
     assert [{k: f[k] for k in ("kind", "value", "traced")} for f in price["figures"]] == expected["figures"]
     assert price["figures"][0]["text"] == "forty" and support["figures"] == []
     assert [c["verdict"] for c in sentence["claims"]] == expected["recorded_mode"]["claim_verdicts"]
-    fractions = _fractions(out)
+    fractions = micro_fractions(out)
     assert fractions["claim_untraced_figure_rate"] == [0, 1] and fractions["claim_uncited_figure_rate"] == [0, 1]
     assert fractions["untraced_figure_rate"] == [0, 1]  # the sentence metric keeps its meaning
     counts = out["turns"][0]["counts"]
@@ -124,13 +113,13 @@ def test_the_seed_plan_in_recorded_mode_has_its_figure_on_the_price_claim(tmp_pa
 def test_the_seed_hardware_answer_in_recorded_mode_has_a_figure_per_claim(tmp_path):
     """claims.json's hardware answer (three one-claim sentences): the returns claim's 30 traces in
     passage 1 (of consumers: the judge's job), the other claims have none."""
-    out = score_dicts([FIXTURE["turns"]["hardware"]], FIXTURE["judge"], _recorded_config(tmp_path))
+    out = score_dicts([FIXTURE["turns"]["hardware"]], FIXTURE["judge"], recorded_config(tmp_path))
     claims = [s["claims"] for s in out["turns"][0]["sentences"]]
     assert [len(c) for c in claims] == [1, 1, 1]
     expected = FIXTURE["expected"]["hardware"]["figures"]["0"]
     assert [{k: f[k] for k in ("kind", "value", "traced")} for f in claims[0][0]["figures"]] == expected
     assert claims[1][0]["figures"] == [] and claims[2][0]["figures"] == []
-    fractions = _fractions(out)
+    fractions = micro_fractions(out)
     assert fractions["claim_untraced_figure_rate"] == fractions["untraced_figure_rate"] == [0, 1]
 
 

@@ -13,29 +13,18 @@ from citecheck.core.config import Config, ConfigError, config_from_mapping, load
 from citecheck.core.pipeline import score, structure_turns
 from citecheck.core.turns import turn_from_dict
 from citecheck.judges import judge_from_spec
-from helpers import load_fixture, score_dicts
+from helpers import score_dicts
+from helpers.claims_fixture import FIXTURE, micro_fractions, recorded_config
 
-FIXTURE = load_fixture("claims.json")
 FRACTIONS = ("citation_recall", "citation_precision", "claim_recall", "claim_precision", "claims_per_sentence",
              "partially_supported_rate")
-
-
-def _recorded_config(tmp_path) -> Config:
-    path = tmp_path / "claims.json"
-    path.write_text(json.dumps(FIXTURE["claims"]), encoding="utf-8")
-    return replace(Config(), claims_mode="recorded", claims_recorded=str(path))
-
-
-def _fractions(out) -> dict[str, list[float]]:
-    return {r["metric"]: [r["numerator"], r["denominator"]] for r in out["rows"]
-            if (r["slice_name"], r["averaging"]) == ("all", "micro")}
 
 
 @pytest.mark.parametrize("name", ["plan", "hardware"])
 def test_seed_cases_in_recorded_mode_give_every_fraction(name, tmp_path):
     expected = FIXTURE["expected"][name]["recorded_mode"]
-    out = score_dicts([FIXTURE["turns"][name]], FIXTURE["judge"], _recorded_config(tmp_path))
-    fractions = _fractions(out)
+    out = score_dicts([FIXTURE["turns"][name]], FIXTURE["judge"], recorded_config(tmp_path))
+    fractions = micro_fractions(out)
     for metric, fraction in expected.items():
         if metric in ("claims", "sentence_verdict", "claim_verdicts"):
             continue
@@ -54,7 +43,7 @@ def test_seed_cases_in_recorded_mode_give_every_fraction(name, tmp_path):
 def test_plan_seed_in_sentence_mode_has_no_claims(tmp_path):
     expected = FIXTURE["expected"]["plan"]["sentence_mode"]
     out = score_dicts([FIXTURE["turns"]["plan"]], FIXTURE["judge"])
-    fractions = _fractions(out)
+    fractions = micro_fractions(out)
     for metric, fraction in expected.items():
         assert fractions[metric] == fraction
     assert not any(m.startswith("claim") or m == "partially_supported_rate" for m in fractions)
@@ -64,9 +53,9 @@ def test_plan_seed_in_sentence_mode_has_no_claims(tmp_path):
 
 def test_hardware_in_sentence_mode_scores_as_its_one_claim_sentences(tmp_path):
     sentence = score_dicts([FIXTURE["turns"]["hardware"]], FIXTURE["judge"])
-    claims = score_dicts([FIXTURE["turns"]["hardware"]], FIXTURE["judge"], _recorded_config(tmp_path))
-    for metric, fraction in _fractions(sentence).items():
-        assert _fractions(claims)[metric] == fraction, metric
+    claims = score_dicts([FIXTURE["turns"]["hardware"]], FIXTURE["judge"], recorded_config(tmp_path))
+    for metric, fraction in micro_fractions(sentence).items():
+        assert micro_fractions(claims)[metric] == fraction, metric
 
 
 def test_config_hash_of_sentence_mode_is_unchanged_and_claims_modes_differ():
@@ -251,7 +240,7 @@ def test_compare_adds_the_claim_metrics_when_both_outputs_have_claims(tmp_path):
     from citecheck.features.compare import compare, format_comparison
 
     turns = list(FIXTURE["turns"].values())
-    claims = score_dicts(turns, FIXTURE["judge"], _recorded_config(tmp_path))["turns"]
+    claims = score_dicts(turns, FIXTURE["judge"], recorded_config(tmp_path))["turns"]
     sentences = score_dicts(turns, FIXTURE["judge"])["turns"]
     both = compare(claims, claims)
     assert both["metrics"]["claim_recall"]["micro"]["base"] == pytest.approx(2 / 5)
@@ -266,6 +255,6 @@ def test_the_rule_splitter_gives_the_seed_split_and_its_figures(tmp_path):
     expected = FIXTURE["expected"]["plan"]["recorded_mode"]
     [sentence] = out["turns"][0]["sentences"]
     assert [c["text"] for c in sentence["claims"]] == expected["claims"]
-    fractions = _fractions(out)
+    fractions = micro_fractions(out)
     for metric in ("claim_recall", "claim_precision", "claims_per_sentence", "citation_recall", "citation_precision"):
         assert fractions[metric] == expected[metric], metric

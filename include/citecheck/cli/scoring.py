@@ -113,7 +113,9 @@ def _claims_summary(payload: dict[str, Any]) -> Iterator[str]:
     yield from _metric_table("claim metric", [m for m in METRIC_NAMES if m in CLAIM_METRICS], payload)
     run = payload["run"]
     yield (f"claims mode {run.get('claims_mode')}: {payload['counts'].get('check_worthy_claims', 0)} claims, "
-           f"{run.get('claim_splits_rejected', 0)} splits rejected (kept whole: a claim added a figure or word)")
+           f"{run.get('claim_splits_rejected', 0)} splits rejected (kept whole: a claim added a figure or word), "
+           f"{run.get('claim_splits_unsupported_language', 0)} sentences not split (a language the splitter "
+           "does not split)")
 
 
 def _metric_table(title: str, names: Sequence[str], payload: dict[str, Any]) -> Iterator[str]:

@@ -132,9 +132,11 @@ class StructuredTurn:
     language_repair: str | None = None
     # a claims mode (SPEC §2.1): each check-worthy sentence's claims by sentence index (a sentence
     # not split is its own single claim); None in sentence mode. `claim_splits_rejected`: splits
-    # that added content or broke a limit, kept whole.
+    # that added content or broke a limit, kept whole. `claim_splits_unsupported_language`:
+    # check-worthy sentences kept whole because the splitter does not split the turn's language.
     claims: dict[int, tuple[str, ...]] | None = None
     claim_splits_rejected: int = 0
+    claim_splits_unsupported_language: int = 0
 
     def claim_texts(self, sentence: Sentence) -> tuple[str, ...]:
         """The claims of a check-worthy sentence (itself when not split)."""

@@ -113,6 +113,7 @@ def parse_cited(text: str, spans: Sequence[tuple[int, int]], labels: Sequence[st
                 ) -> tuple[list[ParsedSentence], list[list[int]]]:
     """`parse_plain` with the citations as columns; also returns each sentence's citation indices."""
     cfg = config or _DEFAULT_CONFIG
+    check_turn_citation_count(spans, cfg)  # before the answer is segmented: a refused answer costs nothing more
     sentences = _sentence_spans(text, cfg.rules_for(language))
     check_citation_counts(sentences, spans, points, cfg)
     hits_by_sentence = cited_by(text, sentences, spans, points)
@@ -124,16 +125,23 @@ def parse_cited(text: str, spans: Sequence[tuple[int, int]], labels: Sequence[st
     return out, hits_by_sentence
 
 
-def check_citation_counts(sentences: Sequence[tuple[int, int]], spans: Sequence[tuple[int, int]],
-                          points: Sequence[bool], config: Config) -> None:
+def check_turn_citation_count(spans: Sequence[tuple[int, int]], config: Config) -> None:
     """`TurnError` with the answer's size as the reason when it has more citations than
-    `[segmentation] max_citations_per_turn`, or a sentence more than `max_citations_per_sentence`
-    (0: no limit): the work of an answer is then bounded by its citations plus its sentences times
-    the per-sentence cap. Counted in O(citations × log sentences), before any sentence owns one."""
-    per_turn, per_sentence = config.max_citations_per_turn, config.max_citations_per_sentence
+    `[segmentation] max_citations_per_turn` (0: no limit)."""
+    per_turn = config.max_citations_per_turn
     if per_turn and len(spans) > per_turn:
         raise TurnError(f"answer has {len(spans):,} citations, over the limit of {per_turn:,} "
                         "(segmentation.max_citations_per_turn)")
+
+
+def check_citation_counts(sentences: Sequence[tuple[int, int]], spans: Sequence[tuple[int, int]],
+                          points: Sequence[bool], config: Config) -> None:
+    """`check_turn_citation_count`, and `TurnError` when a sentence has more citations than
+    `[segmentation] max_citations_per_sentence` (0: no limit): the work of an answer is then bounded
+    by its citations plus its sentences times the per-sentence cap. Counted in O(citations × log
+    sentences), before any sentence owns one."""
+    check_turn_citation_count(spans, config)
+    per_sentence = config.max_citations_per_sentence
     if not per_sentence or len(spans) <= per_sentence or not sentences:
         return
     starts = [s for s, _ in sentences]

@@ -197,7 +197,9 @@ class ScoreReport:
         }
         if self.config.claims_on:
             out["run"].update(claims_mode=self.config.claims_mode,
-                              claim_splits_rejected=sum(t.structured.claim_splits_rejected for t in self.scored))
+                              claim_splits_rejected=sum(t.structured.claim_splits_rejected for t in self.scored),
+                              claim_splits_unsupported_language=sum(
+                                  t.structured.claim_splits_unsupported_language for t in self.scored))
         if judged:
             out["stats"] = self.judge_stats
         else:

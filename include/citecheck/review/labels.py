@@ -151,24 +151,30 @@ def validate_row(row: Mapping[str, Any], cited_of: Mapping[str, list[str]],
     return {"item_id": item, "label": label, "citation_labels": parsed, "claim_labels": per_claim}
 
 
+def _pairs(value: Any, column: str, form: str) -> list[tuple[str, Any]]:
+    """A `KEY=value;KEY=value` cell (or a JSON object) of `column` as (key, value) pairs, in order;
+    `form` says what one entry looks like in the error."""
+    if isinstance(value, Mapping):
+        return [(str(k), v) for k, v in value.items()]
+    if not isinstance(value, str):
+        raise RowError(f"bad value for {column}: {value!r}")
+    pairs = []
+    for entry in (e.strip() for e in value.replace("\n", ";").split(";")):
+        if not entry:
+            continue
+        if "=" not in entry:
+            raise RowError(f"bad value for {column}: {entry!r} is not {form}")
+        key, _, text = entry.partition("=")
+        pairs.append((key.strip(), text))
+    return pairs
+
+
 def claim_labels(value: Any, claims: list[int]) -> dict[str, str]:
     """`0=supported;1=partial` (or an object) → {claim index: sentence label}, every claim of the
     item labelled; {} when empty (the item labelled as a sentence only)."""
     if _blank(value):
         return {}
-    if isinstance(value, Mapping):
-        pairs = [(str(k), v) for k, v in value.items()]
-    elif isinstance(value, str):
-        pairs = []
-        for entry in (e.strip() for e in value.replace("\n", ";").split(";")):
-            if not entry:
-                continue
-            if "=" not in entry:
-                raise RowError(f"bad value for claim_labels: {entry!r} is not CLAIM=supported|partial|not_supported")
-            key, _, text = entry.partition("=")
-            pairs.append((key.strip(), text))
-    else:
-        raise RowError(f"bad value for claim_labels: {value!r}")
+    pairs = _pairs(value, "claim_labels", "CLAIM=supported|partial|not_supported")
     if not claims:
         raise RowError("claim_labels given, but the item's sentence has no claims (a sentence-mode day)")
     out: dict[str, str] = {}
@@ -202,19 +208,7 @@ def citation_grades(value: Any) -> dict[str, str]:
     """`S1=full;S3=none` (or an object) → {label: grade}."""
     if _blank(value):
         return {}
-    if isinstance(value, Mapping):
-        pairs = [(str(k), v) for k, v in value.items()]
-    elif isinstance(value, str):
-        pairs = []
-        for entry in (e.strip() for e in value.replace("\n", ";").split(";")):
-            if not entry:
-                continue
-            if "=" not in entry:
-                raise RowError(f"bad value for citation_labels: {entry!r} is not LABEL=full|partial|none")
-            key, _, grade = entry.partition("=")
-            pairs.append((key.strip(), grade))
-    else:
-        raise RowError(f"bad value for citation_labels: {value!r}")
+    pairs = _pairs(value, "citation_labels", "LABEL=full|partial|none")
     out: dict[str, str] = {}
     for key, grade in pairs:
         g = grade.strip().lower() if isinstance(grade, str) else grade

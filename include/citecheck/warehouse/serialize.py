@@ -67,6 +67,7 @@ def structured_to_dict(st: StructuredTurn) -> dict[str, Any]:
     if st.claims is not None:  # a claims mode (SPEC §2.1): each check-worthy sentence's claims
         out["claims"] = {str(index): list(texts) for index, texts in st.claims.items()}
         out["claim_splits_rejected"] = st.claim_splits_rejected
+        out["claim_splits_unsupported_language"] = st.claim_splits_unsupported_language
     return out
 
 
@@ -84,7 +85,8 @@ def structured_from_dict(data: dict[str, Any]) -> StructuredTurn:
                           language=data.get("language", "und"), language_source=data.get("language_source", "detected"),
                           language_repair=data.get("language_repair"),
                           claims=None if claims is None else {int(i): tuple(c) for i, c in claims.items()},
-                          claim_splits_rejected=data.get("claim_splits_rejected", 0))
+                          claim_splits_rejected=data.get("claim_splits_rejected", 0),
+                          claim_splits_unsupported_language=data.get("claim_splits_unsupported_language", 0))
 
 
 def judgment_to_dict(j: Judgment) -> dict[str, Any]:

@@ -25,6 +25,7 @@ class RecordedSplitter:
     """Splits looked up by sentence text."""
 
     name = "recorded"
+    languages: frozenset[str] | None = None  # a recorded split is looked up by text, any language
 
     def __init__(self, splits: Mapping[str, Sequence[str]]) -> None:
         self._splits = {normalise_statement(k): tuple(v) for k, v in splits.items()}

@@ -296,9 +296,10 @@ def _sentence_case(text: str) -> str:
 
 
 class RulesSplitter:
-    """SPEC §2.1's rules, without a model."""
+    """SPEC §2.1's rules, without a model: English sentences only (its word lists are English)."""
 
     name = "rules"
+    languages: frozenset[str] | None = frozenset({"en"})
 
     def split(self, sentences: Sequence[str]) -> list[tuple[str, ...]]:
         return [split_sentence(s) for s in sentences]

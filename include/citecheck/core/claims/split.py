@@ -6,6 +6,12 @@ configured splitter once, before any turn is read, so a bad claims file stops a 
 The `llm` mode splits with the LLM judge (`judges.llm.claims`): `score` per judge batch, the daily
 job right after its structural pass (`job.steps.split_claims_with_llm`); at the structural pass
 itself its sentences are each one claim.
+
+A splitter declares the languages it splits (`languages`: primary BCP 47 subtags, None for any):
+the rule splitter knows English only, so a turn in another language keeps every check-worthy
+sentence whole, counted as `claim_splits_unsupported_language`. A turn whose language is `und`
+(undetermined, SPEC §2.2) is split as English, the rules' language: a sentence whose words they do
+not recognise stays whole anyway.
 """
 
 from __future__ import annotations
@@ -18,14 +24,20 @@ from typing import Protocol
 
 from citecheck.core.claims.verify import split_problem
 from citecheck.core.config import Config
+from citecheck.core.figures import primary_language
 from citecheck.core.model import StructuredTurn
 from citecheck.core.text import normalise_statement
 
 log = logging.getLogger(__name__)
 
 
+# the language a turn tagged `und` (undetermined, SPEC §2.2) is split as
+UNDETERMINED_AS = "en"
+
+
 class Splitter(Protocol):
     name: str
+    languages: frozenset[str] | None  # the primary subtags it splits; None: any language
 
     def split(self, sentences: Sequence[str]) -> list[tuple[str, ...]]:
         """The claims of each sentence, in order (a sentence not split: its own text alone)."""
@@ -69,10 +81,25 @@ def apply_splits(st: StructuredTurn, splits: dict[int, Sequence[str]], max_claim
     return replace(st, claims=claims, claim_splits_rejected=rejected)
 
 
+def splits_language(splitter: Splitter, language: str) -> bool:
+    """Whether `splitter` splits sentences of this turn language (`und` is split as English)."""
+    if splitter.languages is None:
+        return True
+    code = primary_language(language)
+    return (UNDETERMINED_AS if code == "und" else code) in splitter.languages
+
+
 def split_turn(st: StructuredTurn, splitter: Splitter | None, max_claims: int) -> StructuredTurn:
-    """Every check-worthy sentence of the turn split by `splitter` (None: each its own claim)."""
+    """Every check-worthy sentence of the turn split by `splitter` (None: each its own claim). A
+    turn whose language the splitter does not split (`splits_language`; `und` counts as English)
+    keeps each sentence whole, and its check-worthy sentences are counted as
+    `claim_splits_unsupported_language`."""
     worthy = [s for s in st.sentences if s.check_worthy]
     if splitter is None or not worthy:
         return apply_splits(st, {}, max_claims)
+    if not splits_language(splitter, st.language):
+        log.debug("turn %s: language %s is not split by the %s splitter; %d sentences kept whole",
+                  st.turn_id, st.language, splitter.name, len(worthy))
+        return replace(apply_splits(st, {}, max_claims), claim_splits_unsupported_language=len(worthy))
     proposed = splitter.split([s.text for s in worthy])
     return apply_splits(st, {s.index: p for s, p in zip(worthy, proposed, strict=True)}, max_claims)

@@ -77,6 +77,7 @@ def sentence_counts(scored: ScoredTurn, verdicts: Sequence[SentenceVerdict], *, 
             c[key] += 0
         if whole:
             c["claim_splits_rejected"] = st.claim_splits_rejected
+            c["claim_splits_unsupported_language"] = st.claim_splits_unsupported_language
     for v in verdicts:
         s = v.sentence
         _count_citations(c, s)

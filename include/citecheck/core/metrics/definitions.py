@@ -362,11 +362,13 @@ BOUNDS_RULES: dict[tuple[float, float | None], tuple[str, str]] = {
     (0.0, None): ("count_not_negative", "every count metric's value (per 1,000, per unit) is >= 0 or null"),
 }
 # The counts of a claims mode (SPEC §2.1): absent from a sentence-mode output, which stays as it
-# was without claims; `claim_splits_rejected` counts splits kept whole because they added content.
+# was without claims; `claim_splits_rejected` counts splits kept whole because they added content,
+# `claim_splits_unsupported_language` sentences kept whole because the splitter lacks their language.
 CLAIM_COUNT_KEYS = (
     "check_worthy_claims", "claim_attached", "judged_claims", "judged_claim_attached", "judged_claim_links",
     "credited_claim_links", "supported_claims", "faithful_claims", "miscited_claims", "uncited_supported_claims",
-    "unsupported_claims", PARTIALLY_SUPPORTED, "claim_splits_rejected", "figure_claims", "uncited_figure_claims",
+    "unsupported_claims", PARTIALLY_SUPPORTED, "claim_splits_rejected",
+    "claim_splits_unsupported_language", "figure_claims", "uncited_figure_claims",
     "traceable_figure_claims", "untraced_figure_claims",
 )
 COUNT_KEYS = (*COUNT_KEYS, *CLAIM_COUNT_KEYS)

@@ -132,6 +132,7 @@ class LLMClaimSplitter:
     """
 
     name = "llm"
+    languages: frozenset[str] | None = None  # the model splits any language
 
     def __init__(self, judge: Any, *, cache: MutableMapping[str, Sequence[str]] | SplitCache | None = None,
                  batch_state: BatchStateStore | None = None, max_claims: int = MAX_CLAIMS) -> None:
