@@ -89,8 +89,36 @@ def structured_from_dict(data: dict[str, Any]) -> StructuredTurn:
                           claim_splits_unsupported_language=data.get("claim_splits_unsupported_language", 0))
 
 
+_JUDGMENT_FIELDS = tuple(f.name for f in fields(Judgment))
+
+
 def judgment_to_dict(j: Judgment) -> dict[str, Any]:
-    return asdict(j)
+    """What `dataclasses.asdict` gives (same keys, order, values and container types), built field
+    by field where every value is plain JSON-like data (dicts, lists, tuples, str, numbers, bools,
+    None): asdict deep-copies every leaf, a third of a judge shard's time, and the dict is only
+    serialised. Anything else (a dataclass or set in `detail`) goes through asdict itself."""
+    try:
+        return {name: _plain(getattr(j, name)) for name in _JUDGMENT_FIELDS}
+    except _NotPlain:
+        return asdict(j)
+
+
+class _NotPlain(Exception):
+    """A value `_plain` leaves to asdict."""
+
+
+_ATOMS = frozenset((str, int, float, bool, type(None)))
+
+
+def _plain(value: Any) -> Any:
+    kind = type(value)
+    if kind in _ATOMS:
+        return value
+    if kind is dict:
+        return {_plain(k): _plain(v) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return kind(_plain(v) for v in value)
+    raise _NotPlain
 
 
 def judgment_rows(judged: Iterable[tuple[JudgmentKey, Judgment]]) -> list[tuple[tuple[str, int], dict[str, Any]]]:
