@@ -25,6 +25,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from citecheck.core.formats.common import unknown_url_label
 from citecheck.demo.answers import Conversation, Sent, draw_claims, retrieve, tail
 from citecheck.demo.dialogue import UPLOADS
 from citecheck.demo.formats import Claim, Source, native_turn
@@ -75,7 +76,9 @@ def provider_turn(rng: random.Random, conv: Conversation, primary: KBPassage, qu
         supported_by = (f"D{here}",) if kind != "unsupported" else ()
         sent = Sent(text, kind, supported_by=supported_by)
         for i in cites:
-            label = _url(context[i - offset]) if buggy and answer_format.startswith("openai") else f"D{i}"
+            # the trailing-slash bug: the cited url names no logged source, read as an unknown web source
+            label = unknown_url_label(_url(context[i - offset])) if buggy and answer_format.startswith("openai") \
+                else f"D{i}"
             sent.citations.append({"label": label, "valid": not buggy})
         # every citation is placed (SPEC §3.4): a Gemini support whose partIndex names no part
         # still lands on the one sentence its `segment.text` occurs in
