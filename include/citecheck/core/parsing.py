@@ -115,7 +115,7 @@ def parse_cited(text: str, spans: Sequence[tuple[int, int]], labels: Sequence[st
     cfg = config or _DEFAULT_CONFIG
     check_turn_citation_count(spans, cfg)  # before the answer is segmented: a refused answer costs nothing more
     sentences = _sentence_spans(text, cfg.rules_for(language))
-    check_citation_counts(sentences, spans, points, cfg)
+    check_sentence_citation_counts(sentences, spans, points, cfg)
     hits_by_sentence = cited_by(text, sentences, spans, points)
     out = []
     for (start, end), hits in zip(sentences, hits_by_sentence, strict=True):
@@ -134,13 +134,12 @@ def check_turn_citation_count(spans: Sequence[tuple[int, int]], config: Config) 
                         "(segmentation.max_citations_per_turn)")
 
 
-def check_citation_counts(sentences: Sequence[tuple[int, int]], spans: Sequence[tuple[int, int]],
+def check_sentence_citation_counts(sentences: Sequence[tuple[int, int]], spans: Sequence[tuple[int, int]],
                           points: Sequence[bool], config: Config) -> None:
-    """`check_turn_citation_count`, and `TurnError` when a sentence has more citations than
-    `[segmentation] max_citations_per_sentence` (0: no limit): the work of an answer is then bounded
+    """`TurnError` when a sentence has more citations than `[segmentation] max_citations_per_sentence`
+    (0: no limit), after `check_turn_citation_count` passed: the work of an answer is then bounded
     by its citations plus its sentences times the per-sentence cap. Counted in O(citations × log
     sentences), before any sentence owns one."""
-    check_turn_citation_count(spans, config)
     per_sentence = config.max_citations_per_sentence
     if not per_sentence or len(spans) <= per_sentence or not sentences:
         return
