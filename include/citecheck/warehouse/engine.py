@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import os
 import weakref
+from collections.abc import Iterable, Iterator
+from itertools import islice
 from pathlib import Path
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
@@ -133,6 +136,13 @@ def add_missing_columns(engine: Engine) -> list[str]:
             for statement in statements:
                 conn.exec_driver_sql(statement)
     return statements
+
+
+def chunked(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    """`items` in lists of at most `size` (an IN list or an executemany kept to a bounded size)."""
+    it = iter(items)
+    while chunk := list(islice(it, size)):
+        yield chunk
 
 
 def insert_ignoring_duplicates(table: sa.Table, dialect: str) -> sa.Insert:

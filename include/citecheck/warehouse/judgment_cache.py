@@ -7,15 +7,13 @@ It implements `citecheck.judges.cache.JudgmentCache`; the judge receives it read
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
-from itertools import islice
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy import Engine, create_engine, select
 
 from citecheck.judges.cache import CacheKey, Probabilities
-from citecheck.warehouse.engine import insert_ignoring_duplicates
+from citecheck.warehouse.engine import chunked, insert_ignoring_duplicates
 from citecheck.warehouse.tables import judgment_cache
 
 _READ_CHUNK = 2000  # sentence hashes per SELECT, well within SQLite's and Postgres' parameter limits
@@ -64,12 +62,6 @@ class SQLCache:
 
     def describe(self) -> str:
         return self.engine.url.render_as_string(hide_password=True)
-
-
-def chunked(items: Sequence[Any], size: int) -> Iterable[list[Any]]:
-    it = iter(items)
-    while chunk := list(islice(it, size)):
-        yield chunk
 
 
 def open_cache(target: str | Path) -> SQLCache:

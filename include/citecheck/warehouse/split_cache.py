@@ -13,8 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from sqlalchemy import Engine, select
 
-from citecheck.warehouse.engine import insert_ignoring_duplicates
-from citecheck.warehouse.judgment_cache import chunked
+from citecheck.warehouse.engine import chunked, insert_ignoring_duplicates
 from citecheck.warehouse.tables import claim_split_cache
 
 _READ_CHUNK = 2000
