@@ -473,18 +473,3 @@ def decision_json(results: Sequence[CriterionResult], failing: Mapping[str, Sequ
             "criteria": [r.as_dict() for r in results],
             "answers_failing": {turn: list(names) for turn, names in failing.items()},
             "criteria_hash": criteria.hash}
-
-
-def format_results(results: Sequence[CriterionResult], decision: str) -> str:
-    """One line per criterion and the decision, for a terminal or a CI log."""
-    lines = []
-    for r in results:
-        c = r.criterion
-        value = "null" if r.value is None else f"{r.value:.3f}"
-        span = "" if r.ci_low is None else f" [{r.ci_low:.3f}, {r.ci_high:.3f}]"
-        bound = "" if c.bound_kind is None else f" {c.bound_kind} {c.bound:g}"
-        answers = f", {r.failing_answers} answer(s) failing" if c.answers and r.failing_answers else ""
-        lines.append(f"{r.decision.upper():<8}{c.name}: {c.metric} = {value}{span}{bound} on {c.on}"
-                     f" ({c.scope}, {r.answers} answers{answers})")
-    lines.append(f"decision: {decision}")
-    return "\n".join(lines)

@@ -124,11 +124,6 @@ def _build_matcher(patterns: tuple[str, ...], compiled: tuple[re.Pattern[str], .
     return lambda text: any(r.search(text) for r in compiled)
 
 
-def parse_turn(turn: Turn, config: Config) -> list[ParsedSentence]:
-    """Sentences of a turn's answer (in its language), with the labels each one cites."""
-    return _parse(turn, config, turn_language(turn.attributes, turn.answer).code)[0]
-
-
 def _parse(turn: Turn, config: Config, language: str) -> tuple[list[ParsedSentence], list[list[int]] | None]:
     """Sentences of a turn, and for a native turn each sentence's citation indices."""
     if turn.answer_format == "markers":

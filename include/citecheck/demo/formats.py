@@ -45,10 +45,6 @@ class Claim:
         return self.quotes.get(source, 0)
 
 
-def _prefix(anthropic_kind: str) -> str:
-    return {"search": "R", "web": "W"}.get(anthropic_kind, "D")
-
-
 def _sentences(claims: Sequence[Claim]) -> list[tuple[int, int, int]]:
     """(start of the body, end of the body, end of the sentence) in the joined answer."""
     out, pos = [], 0

@@ -85,11 +85,6 @@ class ClusterTotals:
         if self._buffered >= FLUSH_ROWS:
             self._flush()
 
-    def add_counts(self, counts: Mapping[str, float]) -> None:
-        """One cluster's counts as a mapping (missing keys are 0)."""
-        get = counts.get
-        self.add([get(key, 0) for key in self.keys])
-
     def _flush(self) -> None:
         if not self._buffered:
             return

@@ -210,13 +210,3 @@ def publish_review(engine: Engine, from_day: dt.date, to_day: dt.date, quality: 
                 conn.execute(table.insert(), [dict(r, from_day=from_day, to_day=to_day, computed_at=now)
                                               for r in rows])
     return {"judge_quality": len(quality), "calibrated_metrics": len(calibrated)}
-
-
-def published_review(conn: Connection, from_day: dt.date, to_day: dt.date) -> dict[str, list[dict[str, Any]]]:
-    """The published rows of a period, per table."""
-    out = {}
-    for table in (T.judge_quality, T.calibrated_metrics):
-        rows = conn.execute(sa.select(table).where(table.c.from_day == from_day, table.c.to_day == to_day)
-                            ).mappings()
-        out[table.name] = [dict(r) for r in rows]
-    return out

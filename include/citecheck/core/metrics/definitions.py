@@ -114,10 +114,6 @@ class Metric:
         return self.scale == 1.0 and not self.average
 
     @property
-    def per_1000(self) -> bool:
-        return self.scale == 1000.0
-
-    @property
     def bounds(self) -> tuple[float, float | None]:
         """The validation gate's range of a non-null value: [0, 1] for a rate, >= 0 otherwise."""
         return (0.0, 1.0) if self.rate else (0.0, None)

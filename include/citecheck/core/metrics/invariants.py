@@ -51,11 +51,6 @@ def bounds_groups() -> dict[str, tuple[tuple[float, float | None], tuple[str, ..
     return out
 
 
-def invariant_rules() -> dict[str, str]:
-    """Every invariant's rule name -> what it checks (the validation gate's words)."""
-    return {**{rule: checks for rule, checks in BOUNDS_RULES.values()}, **{o.rule: o.checks for o in ORDERED}}
-
-
 def invariant_violations(rows: Iterable[Mapping[str, Any]]) -> list[str]:
     """The invariants above, on metric rows: each problem in words."""
     problems: list[str] = []
