@@ -64,6 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from citecheck.core.config import ConfigError
     from citecheck.job import RunFailed
     from citecheck.judges import JudgeSpecError
+    from citecheck.warehouse.engine import WarehouseNotInitialised
     from citecheck.warehouse.locks import DayLocked
     from citecheck.warehouse.naming import InvalidName
 
@@ -79,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except DayLocked as exc:
         return _operator_error(args, exc, str(exc), EXIT_DAY_LOCKED)
-    except RunFailed as exc:
+    except (RunFailed, WarehouseNotInitialised) as exc:
         return _operator_error(args, exc, str(exc), EXIT_WAREHOUSE_ERROR)
     except sa.exc.SQLAlchemyError as exc:
         cause = str(getattr(exc, "orig", None) or exc).strip().splitlines()

@@ -33,21 +33,44 @@ def error(message: str) -> None:
 
 
 def warehouse():
-    """The warehouse of CITECHECK_WAREHOUSE_URL (schemas from the config), initialised."""
+    """The warehouse of CITECHECK_WAREHOUSE_URL (schemas from the checked config), initialised: what the
+    commands that write (load, run, backfill, review export/import/publish, init-warehouse) open."""
     from citecheck.warehouse import engine_for, init_warehouse
 
-    engine = engine_for()
+    engine = engine_for(env_config())
     init_warehouse(engine)
     return engine
 
 
+def read_warehouse():
+    """The warehouse of CITECHECK_WAREHOUSE_URL for a command that reads (or only changes rows):
+    no DDL; `WarehouseNotInitialised` (exit 5, one line naming `init-warehouse`) when its tables
+    are not there."""
+    from citecheck.warehouse import engine_for
+    from citecheck.warehouse.engine import require_initialised
+
+    engine = engine_for(env_config())
+    require_initialised(engine)
+    return engine
+
+
 def env_config():
-    """The configuration of CITECHECK_CONFIG (defaults without one)."""
+    """The configuration of CITECHECK_CONFIG (defaults without one), checked (`checked_config`)."""
     import os
 
-    from citecheck.core.config import load_config
+    return checked_config(os.environ.get("CITECHECK_CONFIG") or None)
 
-    return load_config(os.environ.get("CITECHECK_CONFIG") or None)
+
+def checked_config(path: str | Path | None):
+    """The configuration file `path` (defaults without one) with every section checked, the other
+    layers' too (`job.settings.check_layer_sections`): an unknown section or key is a
+    `ConfigError` naming the nearest known one (exit 2)."""
+    from citecheck.core.config import load_config
+    from citecheck.job.settings import check_layer_sections
+
+    config = load_config(path)
+    check_layer_sections(config)
+    return config
 
 
 def job_settings(args: argparse.Namespace):

@@ -7,7 +7,16 @@ import sys
 from typing import Any
 
 from citecheck.cli import options
-from citecheck.cli.common import EXIT_OK, EXIT_USAGE, EXIT_VALIDATION_FAILED, error, job_settings, warehouse, write_json
+from citecheck.cli.common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    EXIT_VALIDATION_FAILED,
+    error,
+    job_settings,
+    read_warehouse,
+    warehouse,
+    write_json,
+)
 
 
 def add_stale(sub: Any) -> None:
@@ -54,7 +63,7 @@ def cmd_stale(args: argparse.Namespace) -> int:
         error(f"--to {args.to} is before --from {args.from_}")
         return EXIT_USAGE
     settings = job_settings(args)
-    days = stale_days(warehouse(), options.days_between(args.from_, args.to), settings.config.timezone)
+    days = stale_days(read_warehouse(), options.days_between(args.from_, args.to), settings.config.timezone)
     if args.json:
         write_json([d.as_dict() for d in days], None)
         return EXIT_OK
@@ -113,7 +122,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     from citecheck.job import clean_debris
     from citecheck.warehouse import locks, runs
 
-    engine = warehouse()
+    engine = read_warehouse()
     if args.clean:
         _print_cleaned(clean_debris(engine, [args.day]))
     rows = runs.day_ledger(engine, args.day)
@@ -152,5 +161,5 @@ def _print_cleaned(result: dict[str, Any]) -> None:
 def cmd_gc(args: argparse.Namespace) -> int:
     from citecheck.job import clean_debris
 
-    _print_cleaned(clean_debris(warehouse(), [args.day] if args.day else None))
+    _print_cleaned(clean_debris(read_warehouse(), [args.day] if args.day else None))
     return EXIT_OK

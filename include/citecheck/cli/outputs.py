@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from citecheck.cli import options
-from citecheck.cli.common import EXIT_OK, EXIT_USAGE, error, warehouse, write_json
+from citecheck.cli.common import EXIT_OK, EXIT_USAGE, error, read_warehouse, write_json
 
 
 def add_metrics(sub: Any) -> None:
@@ -48,7 +48,7 @@ def add_suggestions(sub: Any) -> None:
 def cmd_metrics(args: argparse.Namespace) -> int:
     from citecheck.warehouse.read_model import day_metrics
 
-    engine = warehouse()
+    engine = read_warehouse()
     rows = day_metrics(engine, args.day)
     if args.json:
         write_json(rows, None)
@@ -76,7 +76,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from citecheck.report import ReportError, write_report
 
     try:
-        engine = warehouse()
+        engine = read_warehouse()
         path = write_report(engine, args.day, args.out, args.days)
     except ReportError as exc:
         error(str(exc))
@@ -94,7 +94,7 @@ def cmd_alerts(args: argparse.Namespace) -> int:
     from citecheck.core.metrics.display import format_value
     from citecheck.warehouse.read_model import alerts_between
 
-    alerts = alerts_between(warehouse(), args.from_, args.to)
+    alerts = alerts_between(read_warehouse(), args.from_, args.to)
     if args.json:  # every stored alert, each with its group_id and whether it is folded
         sys.stdout.write(json.dumps(alerts, indent=2, ensure_ascii=False) + "\n")
         return EXIT_OK
@@ -124,7 +124,7 @@ def cmd_suggestions(args: argparse.Namespace) -> int:
 
     from citecheck.warehouse.read_model import SUGGESTION_COLUMNS, day_suggestions
 
-    rows = day_suggestions(warehouse(), args.day)
+    rows = day_suggestions(read_warehouse(), args.day)
     if args.format == "json":
         sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
         return EXIT_OK

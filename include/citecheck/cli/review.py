@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from citecheck.cli import options
-from citecheck.cli.common import EXIT_OK, EXIT_SKIPPED, EXIT_USAGE, error, warehouse, write_json
+from citecheck.cli.common import EXIT_OK, EXIT_SKIPPED, EXIT_USAGE, error, read_warehouse, warehouse, write_json
 
 REVIEW_COMMANDS = (("export", "draw the period's stratified sample and write the blind file"),
                    ("import", "load a reviewer's labels (bad rows reported with line and reason)"),
@@ -43,7 +43,8 @@ def cmd_review(args: argparse.Namespace) -> int:
     from citecheck.review import loop as review_loop
 
     try:
-        return _review(warehouse(), args)
+        reads = args.review_command == "report"  # a read runs no DDL
+        return _review(read_warehouse() if reads else warehouse(), args)
     except (review_loop.NoSample, ValueError) as exc:  # a bad period, size or file: nothing was stored
         error(str(exc))
         return EXIT_USAGE

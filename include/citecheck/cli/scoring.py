@@ -15,8 +15,9 @@ from citecheck.cli.common import (
     EXIT_OK,
     EXIT_SKIPPED,
     EXIT_USAGE,
+    checked_config,
     error,
-    warehouse,
+    read_warehouse,
     write_json,
 )
 
@@ -165,12 +166,11 @@ def _open_cache(path: str | None) -> Any:
 
 
 def cmd_score(args: argparse.Namespace, *, judged: bool = True) -> int:
-    from citecheck.core.config import load_config
     from citecheck.core.pipeline import score
     from citecheck.core.turns import read_turn_file
     from citecheck.judges import load_judge
 
-    config = load_config(args.config)
+    config = checked_config(args.config)
     criteria = _criteria(getattr(args, "criteria", None))
     judge = None
     if judged:
@@ -242,7 +242,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         from citecheck.review.loop import NoSample, calibration_rows
 
         try:
-            rows = calibration_rows(warehouse(), args.from_, args.to)
+            rows = calibration_rows(read_warehouse(), args.from_, args.to)
         except (NoSample, ValueError) as exc:
             error(str(exc))
             return EXIT_USAGE

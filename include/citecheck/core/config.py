@@ -49,6 +49,7 @@ import hashlib
 import json
 import re
 import tomllib
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from functools import cached_property
 from pathlib import Path
@@ -96,6 +97,57 @@ DEFAULT_ABBREVIATIONS = (
 
 class ConfigError(ValueError):
     """A configuration file or value that cannot be used."""
+
+
+# The config is closed: a section or key nobody reads is an error naming the nearest known one.
+# The sections of this module are `_TOML_KEYS`'s, `[languages.<code>]` and `[[criteria]]`; the
+# sections below belong to other layers. Core keeps each in `Config.extra`; the module that reads
+# one registers its keys there (`register_section`) and reads it through `layer_section`, which
+# checks them; `job.settings.check_config_sections` reads every one when a run's settings are
+# built (and the CLI when it loads a config), so a typo fails before any work.
+LAYER_SECTIONS = ("job", "warehouse", "monitor", "report")
+_LAYER_KEYS: dict[str, tuple[str, ...]] = {}
+
+
+def register_section(name: str, keys: Iterable[str]) -> tuple[str, ...]:
+    """Register the keys of the layer section `[name]` (one of `LAYER_SECTIONS`); the keys, for the
+    registering module to keep."""
+    if name not in LAYER_SECTIONS:
+        raise ValueError(f"[{name}] is not a layer section (one of {', '.join(LAYER_SECTIONS)})")
+    _LAYER_KEYS[name] = tuple(keys)
+    return _LAYER_KEYS[name]
+
+
+def registered_sections() -> dict[str, tuple[str, ...]]:
+    """The layer sections registered so far and their keys."""
+    return dict(_LAYER_KEYS)
+
+
+def unknown_name(what: str, name: str, known: Iterable[str]) -> str:
+    """`config: unknown <what> <name>`, with the nearest known name (difflib) or the known ones."""
+    import difflib
+
+    known = sorted(known)
+    near = difflib.get_close_matches(name, known, n=1)
+    hint = f"did you mean {near[0]}?" if near else f"known: {', '.join(known)}"
+    return f"config: unknown {what} {name} ({hint})"
+
+
+def check_keys(section: str, table: Mapping[str, Any], known: Iterable[str],
+               error: type[Exception] = ConfigError) -> None:
+    """Raise `error` for the first key of `[section]` not in `known`, naming the nearest known key."""
+    known = tuple(known)
+    for key in table:
+        if key not in known:
+            raise error(unknown_name("key", f"{section}.{key}", (f"{section}.{k}" for k in known)))
+
+
+def layer_section(config: Config | None, name: str) -> dict[str, Any]:
+    """The `[name]` layer section of a config (empty without one), its keys checked against the
+    keys its layer registered."""
+    table = dict((config.extra.get(name) if config is not None else None) or {})
+    check_keys(name, table, _LAYER_KEYS[name])
+    return table
 
 
 @dataclass(frozen=True)
@@ -216,6 +268,11 @@ _TOML_KEYS: dict[tuple[str, str], str] = {
     ("claims", "recorded"): "claims_recorded",
     ("claims", "max_claims"): "claims_max",
 }
+_CORE_SECTIONS: dict[str, tuple[str, ...]] = {}
+for _section, _key in _TOML_KEYS:
+    _CORE_SECTIONS.setdefault(_section, ())
+    _CORE_SECTIONS[_section] += (_key,)
+_ALL_SECTIONS = (*_CORE_SECTIONS, "languages", "criteria", *LAYER_SECTIONS)
 CLAIMS_MODES = ("sentence", "rules", "llm", "recorded")
 CLAIMS_FIELDS = ("claims_mode", "claims_recorded", "claims_max")
 
@@ -253,13 +310,14 @@ def config_from_mapping(data: dict[str, Any]) -> Config:
         if section == "languages":
             values["languages"] = _languages(table)
             continue
+        if section in LAYER_SECTIONS:  # checked by the layer that reads it (`layer_section`)
+            extra[section] = dict(table)
+            continue
+        if section not in _CORE_SECTIONS:
+            raise ConfigError(unknown_name("section", f"[{section}]", (f"[{s}]" for s in _ALL_SECTIONS)))
+        check_keys(section, table, _CORE_SECTIONS[section])
         for key, value in table.items():
-            name = _TOML_KEYS.get((section, key))
-            if name is None:
-                if section in {"judge", "job", "warehouse", "validation", "monitor", "report"}:
-                    extra.setdefault(section, {})[key] = value
-                    continue
-                raise ConfigError(f"config: unknown key {section}.{key}")
+            name = _TOML_KEYS[(section, key)]
             values[name] = _coerce(name, types[name], value)
     config = replace(Config(), **values, extra=extra)
     for attr in ("marker_re", "separator_re"):
@@ -310,7 +368,8 @@ def _languages(table: dict[str, Any]) -> tuple[tuple[str, str, tuple[str, ...]],
             raise ConfigError(f"config: [languages.{code}] must be a table")
         for key, value in keys.items():
             if key not in _LANGUAGE_KEYS:
-                raise ConfigError(f"config: unknown key languages.{code}.{key} (one of {', '.join(_LANGUAGE_KEYS)})")
+                raise ConfigError(unknown_name("key", f"languages.{code}.{key}",
+                                               (f"languages.{code}.{k}" for k in _LANGUAGE_KEYS)))
             out.append((code, key, _coerce(f"languages.{code}.{key}", "tuple[str, ...]", value)))
     return tuple(sorted(out))
 

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from citecheck.core.alert_groups import alert_groups, echo_summary, group_alerts, slice_label
-from citecheck.core.config import Config, ConfigError
+from citecheck.core.config import Config, ConfigError, check_keys, layer_section, register_section
 from citecheck.core.metrics import BY_NAME, METRIC_NAMES, MONITORED_METRICS, REGISTRY
 from citecheck.core.metrics.display import format_value
 from citecheck.stats.change_detection import level_shift_p, sampling_p
@@ -101,15 +101,17 @@ class MonitorSettings:
     def report_link(self, day: dt.date) -> str:
         return self.report_url.replace("{day}", day.isoformat())
 
+MONITOR_KEYS = register_section("monitor", ("metrics", "averaging", "history_days", "min_history", "min_denominator",
+                                            "alpha", "thresholds", "notify_to", "report_url"))
+
 
 def monitor_settings(config: Config | Mapping[str, Any] | None) -> MonitorSettings:
     """The `[monitor]` section of a config (or that section as a mapping), validated."""
-    section = config.extra.get("monitor", {}) if isinstance(config, Config) else dict(config or {})
-    known = {"metrics", "averaging", "history_days", "min_history", "min_denominator", "alpha", "thresholds",
-             "notify_to", "report_url"}
-    unknown = set(section) - known
-    if unknown:
-        raise ConfigError(f"config: unknown key(s) in [monitor]: {sorted(unknown)}")
+    if isinstance(config, Config):
+        section = layer_section(config, "monitor")
+    else:
+        section = dict(config or {})
+        check_keys("monitor", section, MONITOR_KEYS)
     values: dict[str, Any] = {}
     for key in ("metrics", "averaging", "notify_to"):
         if key in section:

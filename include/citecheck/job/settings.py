@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from citecheck.core.config import Config, load_config
+from citecheck.core.config import Config, layer_section, load_config, register_section
 from citecheck.core.criteria import Criteria, CriteriaError, load_criteria_file, parse_criteria
 from citecheck.core.selection import Selection
 from citecheck.job.validation import DEFAULT_MIN_TURNS, min_turns_setting
@@ -50,7 +50,7 @@ class JobSettings:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "min_turns", min_turns_setting(self.min_turns))
-        check_step_sections(self.config)
+        check_config_sections(self.config)
         check_llm_claims(self.judge_spec, self.config)
         in_config = self.config.extra.get("criteria")
         if in_config is not None:
@@ -87,16 +87,34 @@ class JobSettings:
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def check_step_sections(config: Config) -> None:
-    """Check the config sections that steps after publish read (`[monitor]`, `[report]`) when a
-    run's settings are built, before extract: a typo fails the run at once, not a day late.
-    Raises `ConfigError`."""
+def check_config_sections(config: Config) -> None:
+    """Check the config when a run's settings are built, before extract: every layer section
+    (`check_layer_sections`) and the claims mode; a typo fails the run at once, not a day late."""
+    check_layer_sections(config)
+    check_claims_mode(config)
+
+
+def check_layer_sections(config: Config) -> None:
+    """Read every layer section of the config (`core.config.LAYER_SECTIONS`: `[job]`,
+    `[warehouse]`, and `[monitor]`, `[report]` that steps after publish read): an unknown key
+    (named with the nearest known one) or a bad value raises `ConfigError` (`InvalidName` for a
+    warehouse name). The CLI checks every config it loads through here."""
     from citecheck.features.monitor import monitor_settings
     from citecheck.report import configured_trend_days
+    from citecheck.warehouse.naming import warehouse_names
 
+    job_section(config)
+    warehouse_names(config.extra.get("warehouse"), env={})
     monitor_settings(config)
     configured_trend_days(config)
-    check_claims_mode(config)
+
+
+JOB_KEYS = register_section("job", ("lock_wait_s", "lock_lease_s"))
+
+
+def job_section(config: Config) -> dict[str, float]:
+    """The `[job]` section's durations, checked (`_seconds`)."""
+    return {k: _seconds(f"job.{k}", v) for k, v in layer_section(config, "job").items()}
 
 
 def check_claims_mode(config: Config) -> None:
@@ -137,10 +155,9 @@ def settings_from_env(params: Mapping[str, Any] | None = None) -> JobSettings:
     config = load_config(params.pop("config_file", None) or os.environ.get("CITECHECK_CONFIG") or None)
     criteria_path = params.pop("criteria_file", None) or os.environ.get("CITECHECK_CRITERIA")
     criteria = load_criteria_file(criteria_path) if criteria_path else Criteria()
-    job_section = config.extra.get("job") or {}
-    values = {k: _seconds(f"job.{k}", job_section[k]) for k in ("lock_wait_s", "lock_lease_s") if k in job_section}
+    values: dict[str, Any] = dict(job_section(config))
     values |= {k: v for k, v in params.items() if k in PARAMS and v is not None}
-    values |= {k: _seconds(f"job.{k}", values[k]) for k in ("lock_wait_s", "lock_lease_s") if k in values}
+    values |= {k: _seconds(f"job.{k}", values[k]) for k in JOB_KEYS if k in values}
     return replace(JobSettings(judge_spec=spec, config=config, min_turns=min_turns_setting(), criteria=criteria),
                    **values)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from sqlalchemy.engine import Engine
 
-from citecheck.core.config import Config, ConfigError
+from citecheck.core.config import Config, ConfigError, layer_section, register_section
 from citecheck.core.metrics.display import format_value
 from citecheck.report.data import ReportError, gather
 
@@ -22,14 +22,12 @@ __all__ = [
 ]
 
 DEFAULT_TREND_DAYS = 28
+register_section("report", ("days",))
 
 
 def configured_trend_days(config: Config) -> int:
     """Days of history the job's report charts: `[report] days` of the config (default 28)."""
-    section = config.extra.get("report", {})
-    unknown = set(section) - {"days"}
-    if unknown:
-        raise ConfigError(f"config: unknown key(s) in [report]: {sorted(unknown)}")
+    section = layer_section(config, "report")
     days = section.get("days", DEFAULT_TREND_DAYS)
     if isinstance(days, bool) or not isinstance(days, int) or days < 1:
         raise ConfigError(f"config: report.days must be a whole number of at least 1 (got {days!r})")

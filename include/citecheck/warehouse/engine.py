@@ -110,6 +110,26 @@ def init_warehouse(engine: Engine) -> None:
             conn.exec_driver_sql(statement)
 
 
+class WarehouseNotInitialised(RuntimeError):
+    """A read found the warehouse without its tables: `citecheck init-warehouse` creates them."""
+
+
+def require_initialised(engine: Engine) -> None:
+    """What a reader calls instead of `init_warehouse` (a read never runs DDL): raise
+    `WarehouseNotInitialised`, naming the missing tables, when any table of the output schema
+    (every table but the source ones, which may live elsewhere) is not there."""
+    inspector = sa.inspect(engine)
+    schema = engine_names(engine).schema
+    source = {t.name for t in T.SOURCE_TABLES}
+    missing = [t.name for t in T.metadata.sorted_tables
+               if t.name not in source and not inspector.has_table(t.name, schema=schema)]
+    if missing:
+        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        where = f" (schema {schema})" if schema else ""
+        raise WarehouseNotInitialised(f"the warehouse{where} is not initialised: no table {shown}; create its "
+                                      "tables with `citecheck init-warehouse` (or load data), then rerun")
+
+
 def add_missing_columns(engine: Engine) -> list[str]:
     """Add the nullable columns a newer release defines to tables an older release created
     (`create_all` leaves existing tables alone), e.g. `daily_metrics.ci_low`/`ci_high`, where the

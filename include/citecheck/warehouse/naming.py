@@ -16,9 +16,12 @@ from typing import Any
 
 from sqlalchemy.engine import Dialect
 
+from citecheck.core.config import check_keys, register_section
+
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 _ENV = {"schema": "CITECHECK_WAREHOUSE_SCHEMA", "source_schema": "CITECHECK_SOURCE_SCHEMA",
         "bi_role": "CITECHECK_BI_ROLE"}
+register_section("warehouse", _ENV)
 
 
 class InvalidName(ValueError):
@@ -63,9 +66,7 @@ def warehouse_names(section: Mapping[str, Any] | None = None, env: Mapping[str, 
     """Names from a config `[warehouse]` section, overridden by the environment; validated."""
     env = os.environ if env is None else env
     section = dict(section or {})
-    unknown = set(section) - set(_ENV)
-    if unknown:
-        raise InvalidName(f"config: unknown key(s) in [warehouse]: {', '.join(sorted(unknown))}")
+    check_keys("warehouse", section, _ENV, error=InvalidName)
     values = {key: env.get(var) or section.get(key) for key, var in _ENV.items()}
     values = {k: v for k, v in values.items() if v is not None}
     return WarehouseNames(**values)
