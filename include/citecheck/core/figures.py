@@ -32,7 +32,7 @@ from __future__ import annotations
 import bisect
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
@@ -693,3 +693,31 @@ def _in_index(stated: Figure, index: dict[tuple[str, str], frozenset[str]]) -> b
 
 def _traced(figure: Figure, traced: bool | None) -> Figure:
     return Figure(figure.text, figure.kind, figure.value, figure.start, figure.end, traced)
+
+
+# --- THE untraced figure ------------------------------------------------------------------------
+# One decision, read by the counts (`untraced_figure_rate`), the read model (the report's flagged
+# sentences), the review sample and the report template (the `untraced` test): a figure is
+# *untraced* when it was traced against cited passages that have text and is in none of them
+# (`traced` False); `traced` None (no cited text to trace in) is neither traced nor untraced.
+
+
+def figure_traced(figure: Figure | Mapping[str, Any]) -> bool | None:
+    """A figure's `traced`: a `Figure`, or its stored form (`Figure.as_dict`, the `figures` JSON)."""
+    return figure.traced if isinstance(figure, Figure) else figure.get("traced")
+
+
+def is_untraced(figure: Figure | Mapping[str, Any]) -> bool:
+    """Whether the figure is untraced (see above)."""
+    return figure_traced(figure) is False
+
+
+def untraced_figures(figures: Iterable[Any] | None) -> list[Any]:
+    """The untraced figures of a sentence or claim, in order (none for None)."""
+    return [f for f in figures or () if is_untraced(f)]
+
+
+def traceable(figures: Iterable[Any] | None) -> bool:
+    """Whether some figure could be traced (a cited passage had text): the population of
+    `untraced_figure_rate`."""
+    return any(figure_traced(f) is not None for f in figures or ())

@@ -140,7 +140,14 @@ class AnswerCitations:
 
 def answer_citations(verdicts: Sequence[Any]) -> AnswerCitations:
     """The citations of an answer, from its `SentenceVerdict`s (one per sentence)."""
-    labels_of = {v.sentence.index: frozenset(v.sentence.labels) for v in verdicts}
+    return citations_of_sentences({v.sentence.index: v.sentence.labels for v in verdicts})
+
+
+def citations_of_sentences(sentence_labels: Mapping[int, Iterable[str]]) -> AnswerCitations:
+    """The citations of an answer from each sentence index's labels (every sentence of the
+    answer): what `warehouse.review` builds from the published sentences to resolve the reported
+    events with `resolve_event`, the same rule the reader counts use."""
+    labels_of = {index: frozenset(labels or ()) for index, labels in sentence_labels.items()}
     by_label: dict[str, set[Citation]] = {}
     for index, labels in labels_of.items():
         for label in labels:
@@ -169,7 +176,7 @@ def resolve_event(event: ReaderEvent, cited: AnswerCitations) -> Resolution:
 def reader_counts(events: Iterable[ReaderEvent], verdicts: Sequence[Any], *, selected: bool) -> Counter[str]:
     """The reader counts of one answer on a day that logs reader events (see the module doc).
     `verdicts`: the answer's `SentenceVerdict`s; `selected`: whether the answer was judged."""
-    from citecheck.core.vocabulary import UNJUDGED
+    from citecheck.core.vocabulary import is_judged
 
     c: Counter[str] = Counter(reader_answers=1)
     for key in READER_COUNT_KEYS:  # present, zero or not: a logged day's answer has every reader count
@@ -201,7 +208,7 @@ def reader_counts(events: Iterable[ReaderEvent], verdicts: Sequence[Any], *, sel
         by_index = {v.sentence.index: v for v in verdicts}
         for index, label in reported:
             v = by_index[index]
-            if v.sentence.check_worthy and v.verdict != UNJUDGED:
+            if is_judged(v.verdict):
                 c["judged_reported_citations"] += 1
                 c["reported_citations_uncredited"] += not v.credited.get(label)
     return c

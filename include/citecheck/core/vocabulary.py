@@ -91,6 +91,16 @@ NO_SUPPORT = "none"
 SUPPORT_LEVELS = (FULL, PARTIAL_SUPPORT, NO_SUPPORT)  # strongest first
 
 
+def is_judged(verdict: str | None) -> bool:
+    """THE rule of a judged sentence (or claim): a judge decided it, its verdict is one of
+    `JUDGED_VERDICTS`. The verdict says it alone: a sentence that is not check-worthy, or of an
+    answer outside the judged share, or that no judge could decide, has a verdict of
+    `NOT_JUDGED_VERDICTS` (`core.verdicts.decide`). Every judged population reads it here (the
+    counts, the reader counts, judge quality; `warehouse.review` as `verdict IN JUDGED_VERDICTS`);
+    `tests/test_one_home.py` fails on a restatement."""
+    return verdict in JUDGED_VERDICTS
+
+
 def verdict_of_reply(reply: str | None) -> str | None:
     """The sentence verdict an LLM reply's (or a reviewer's) name stands for; None for none."""
     return None if reply is None else REPLY_TO_VERDICT.get(reply)

@@ -6,6 +6,7 @@ import datetime as dt
 import functools
 from typing import Any
 
+from citecheck.core.figures import is_untraced, untraced_figures
 from citecheck.core.metrics import REPORT_TILE_METRICS
 from citecheck.core.metrics.display import format_value, fraction
 from citecheck.report import charts
@@ -25,6 +26,8 @@ def environment() -> Any:
                              autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["fmt"] = lambda value, metric: format_value(metric, value)
     env.filters["fraction"] = fraction  # "43 opens / 324 answers"; F1: its recall and precision
+    env.filters["untraced_figures"] = untraced_figures  # THE untraced figure (core.figures)
+    env.tests["untraced"] = is_untraced
     return env
 
 

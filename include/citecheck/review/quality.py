@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from citecheck.core.turns import MAX_ATTRIBUTE_VALUE_CHARS
-from citecheck.core.vocabulary import NOT_JUDGED_VERDICTS, REPLY_SUPPORTED, SUPPORT_LEVELS, SUPPORTED_VERDICTS
+from citecheck.core.vocabulary import REPLY_SUPPORTED, SUPPORT_LEVELS, SUPPORTED_VERDICTS, is_judged
 from citecheck.stats import proportions as P
 from citecheck.stats.agreement import agreement
 
@@ -73,7 +73,7 @@ def claim_consensus(labels: Sequence[Mapping[str, Any]]) -> dict[str, bool]:
 
 def claim_passes(verdict: str | None) -> dict[str, bool | None]:
     """The published claim verdict's pass (None: the claim was not judged), as `judge_passes`'s `final`."""
-    return {"final": None if verdict is None or verdict in NOT_JUDGED_VERDICTS else verdict in SUPPORTED_VERDICTS}
+    return {"final": verdict in SUPPORTED_VERDICTS if is_judged(verdict) else None}
 
 
 CLAIMS_SLICE = "claims"  # judge quality per claim: the reviewers' claim labels against the claim verdicts

@@ -32,6 +32,8 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from citecheck.core.figures import untraced_figures
+
 DEFAULT_SALT = "citecheck-review-v1"
 # What a reviewer reads and fills, in column order; the last two are theirs.
 EXPORT_FIELDS = ("item_id", "day", "question", "answer", "sentence", "untraced_figures", "cited_labels",
@@ -159,7 +161,7 @@ def export_records(items: Sequence[Mapping[str, Any]], sentences: Mapping[tuple[
             "item_id": item["item_id"], "day": day.isoformat() if isinstance(day, dt.date) else day,
             "question": turn.get("question") or "", "answer": turn.get("answer") or "",
             "sentence": sentence.get("text", ""),
-            "untraced_figures": [f["text"] for f in sentence.get("figures") or () if f.get("traced") is False],
+            "untraced_figures": [f["text"] for f in untraced_figures(sentence.get("figures"))],
             "cited_labels": cited,
             "cited_passages": [{"label": lab, "text": t or ""} for lab, t in passages if lab in cited],
             "other_passages": [{"label": lab, "text": t or ""} for lab, t in passages if lab not in cited],

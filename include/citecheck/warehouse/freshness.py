@@ -10,6 +10,10 @@ recorded the highest committed batch of the loader's ledger (`runs.source_load_i
 - a turn the day counted was moved to another time by a later batch (`source_turn_moves` with its
   previous `answered_at` on the day): the published rows still count it there.
 
+"A turn of the day" is the day as extract reads it: the turns `extract_turns.sql` selects
+(`source.day_turn_ids`), so a view or another schema swapped in there is the day here too. The
+moves ledger records the previous `answered_at` of a moved turn, compared with the day's bounds.
+
 Batch ids are taken in commit order by the database, so neither the loader's clock nor clock skew
 between hosts matters. Rows another loader wrote (no `load_id`) and runs of an older release (no
 `source_load_id`) fall back to comparing `loaded_at` with the run's `started_at`.
@@ -28,7 +32,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from citecheck.warehouse import tables as T
 from citecheck.warehouse.read_model import published_config_hash, published_run
-from citecheck.warehouse.source import day_bounds
+from citecheck.warehouse.source import day_bounds, day_turn_ids
 
 
 @dataclass(frozen=True)
@@ -95,10 +99,9 @@ def _late_counts(conn: Connection, day: dt.date, timezone: str, run: Mapping[str
             return sa.or_(table.load_id.is_not(None), by_clock)
         return sa.or_(table.load_id > mark, sa.and_(table.load_id.is_(None), by_clock))
 
-    on_day = sa.and_(t.answered_at >= start, t.answered_at < end)
-    turns = conn.execute(sa.select(sa.func.count()).where(on_day, later(t))).scalar_one()
-    events = conn.execute(sa.select(sa.func.count()).select_from(
-        T.reader_events.join(T.source_turns, e.turn_id == t.turn_id)).where(on_day, later(e))).scalar_one()
+    day_turns = day_turn_ids(conn, day, timezone)  # the day as extract reads it (`extract_turns.sql`)
+    turns = conn.execute(sa.select(sa.func.count()).where(t.turn_id.in_(day_turns), later(t))).scalar_one()
+    events = conn.execute(sa.select(sa.func.count()).where(e.turn_id.in_(day_turns), later(e))).scalar_one()
     moved_since = m.load_id > mark if mark is not None else sa.true()
     moved = conn.execute(sa.select(sa.func.count(sa.distinct(m.turn_id))).where(
         m.left_answered_at >= start, m.left_answered_at < end, sa.or_(m.answered_at < start, m.answered_at >= end),

@@ -15,6 +15,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from citecheck.core.figures import untraced_figures
 from citecheck.core.vocabulary import PARTIALLY_SUPPORTED
 from citecheck.warehouse import tables as T
 
@@ -83,10 +84,8 @@ def published_config_hash(engine: Engine, day: dt.date) -> str | None:
 
 def published_row_counts(conn: Connection, day: dt.date) -> dict[str, int]:
     """Rows of the day per published table (what a publish reports, and the Asset's metadata)."""
-    tables = {name: published for name, (published, _staged) in T.OUTPUT_TABLES.items()}
-    tables["skipped_turns"] = T.skipped_turns
-    return {name: conn.execute(sa.select(sa.func.count()).select_from(t).where(t.c.day == day)).scalar_one()
-            for name, t in tables.items()}
+    return {t.name: conn.execute(sa.select(sa.func.count()).select_from(t).where(t.c.day == day)).scalar_one()
+            for t in T.PUBLISHED_TABLES}
 
 
 def published_run(engine: Engine, day: dt.date) -> dict[str, Any] | None:
@@ -107,38 +106,69 @@ def published_run(engine: Engine, day: dt.date) -> dict[str, Any] | None:
 
 # --- sentence_verdicts, recite_suggestions, alerts, judge_quality, reports ----------------------
 
-# How an untraced figure is written in the stored `figures` JSON (json.dumps, both dialects).
-_UNTRACED = '%"traced": false%'
+def _untraced_keys(conn: Connection, where: Sequence[Any], order: Sequence[Any], limit: int) -> list[tuple[str, int]]:
+    """(turn, sentence index) of the first `limit` sentences in `order` among those `where` selects
+    whose figures hold an untraced one: THE decision, `core.figures.untraced_figures`, made here in
+    Python over the streamed `figures` (never a pattern on the JSON text), the scan stopping at
+    `limit`."""
+    c = T.sentence_verdicts.c
+    if limit <= 0:
+        return []
+    query = sa.select(c.turn_id, c.sentence_index, c.figures).where(*where).order_by(*order)
+    keys: list[tuple[str, int]] = []
+    result = conn.execute(query, execution_options={"yield_per": 5000})
+    for turn_id, index, figures in result:
+        if untraced_figures(figures):
+            keys.append((turn_id, index))
+            if len(keys) == limit:
+                break
+    result.close()
+    return keys
+
+
+def _sentences_by_key(conn: Connection, day: dt.date, columns: Sequence[Any], keys: Sequence[tuple[str, int]]
+                      ) -> list[dict[str, Any]]:
+    """The day's `sentence_verdicts` rows of `keys`, in their order."""
+    c = T.sentence_verdicts.c
+    found: dict[tuple[str, int], dict[str, Any]] = {}
+    for start in range(0, len(keys), 500):
+        chunk = keys[start:start + 500]
+        query = sa.select(*columns).where(c.day == day, c.turn_id.in_(sorted({t for t, _ in chunk})))
+        wanted = set(chunk)
+        for row in conn.execute(query).mappings():
+            if (row["turn_id"], row["sentence_index"]) in wanted:
+                found[(row["turn_id"], row["sentence_index"])] = dict(row)
+    return [found[k] for k in keys if k in found]
 
 
 def flagged_sentences(engine: Engine, day: dt.date, verdicts: Sequence[str], limit: int) -> list[dict[str, Any]]:
     """Check-worthy sentences of the day with one of `verdicts` or with an untraced figure (SPEC
-    3.5), worst first: in the order of `verdicts` (untraced figures alone after them), then
-    highest contradiction, then lowest support score; at most `limit` rows."""
+    3.5, `core.figures.untraced_figures`), worst first: in the order of `verdicts` (untraced figures
+    alone after them), then highest contradiction, then lowest support score; at most `limit` rows."""
     c = T.sentence_verdicts.c
+    columns = (c.turn_id, c.sentence_index, c.conversation_id, c.text, c.labels, c.unknown_labels, c.verdict, c.score,
+               c.contradiction, c.supported_elsewhere_by, c.judge, c.judge_version, c.reason, c.llm, c.best_windows,
+               c.figures)
+    worst = (c.contradiction.desc().nulls_last(), c.score.asc().nulls_last(), c.turn_id, c.sentence_index)
     rank = sa.case({v: i for i, v in enumerate(verdicts)}, value=c.verdict, else_=len(verdicts))
-    query = (sa.select(c.turn_id, c.sentence_index, c.conversation_id, c.text, c.labels, c.unknown_labels,
-                       c.verdict, c.score, c.contradiction, c.supported_elsewhere_by, c.judge, c.judge_version,
-                       c.reason, c.llm, c.best_windows, c.figures)
-             .where(c.day == day, c.check_worthy.is_(True),
-                    sa.or_(c.verdict.in_(list(verdicts)), sa.cast(c.figures, sa.Text).like(_UNTRACED)))
-             .order_by(rank, c.contradiction.desc().nulls_last(), c.score.asc().nulls_last(), c.turn_id,
-                       c.sentence_index)
-             .limit(limit))
+    query = (sa.select(*columns).where(c.day == day, c.check_worthy.is_(True), c.verdict.in_(list(verdicts)))
+             .order_by(rank, *worst).limit(limit))
     with engine.connect() as conn:
-        return [dict(r) for r in conn.execute(query).mappings()]
+        rows = [dict(r) for r in conn.execute(query).mappings()]
+        others = (c.day == day, c.check_worthy.is_(True), c.verdict.not_in(list(verdicts)))
+        keys = _untraced_keys(conn, others, worst, limit - len(rows))
+        return rows + _sentences_by_key(conn, day, columns, keys)
 
 
 def untraced_figure_sentences(engine: Engine, day: dt.date, limit: int) -> list[dict[str, Any]]:
-    """Check-worthy sentences of the day with a figure that no resolved cited passage states
-    (SPEC 3.5), whatever their verdict, by turn and sentence; at most `limit` rows."""
+    """Check-worthy sentences of the day with an untraced figure (SPEC 3.5,
+    `core.figures.untraced_figures`), whatever their verdict, by turn and sentence; at most
+    `limit` rows."""
     c = T.sentence_verdicts.c
-    query = (sa.select(c.turn_id, c.sentence_index, c.conversation_id, c.text, c.labels, c.verdict, c.figures)
-             .where(c.day == day, c.check_worthy.is_(True), sa.cast(c.figures, sa.Text).like(_UNTRACED))
-             .order_by(c.turn_id, c.sentence_index).limit(limit))
+    columns = (c.turn_id, c.sentence_index, c.conversation_id, c.text, c.labels, c.verdict, c.figures)
     with engine.connect() as conn:
-        rows = [dict(r) for r in conn.execute(query).mappings()]
-    return [r for r in rows if any(f.get("traced") is False for f in r["figures"] or ())]
+        keys = _untraced_keys(conn, (c.day == day, c.check_worthy.is_(True)), (c.turn_id, c.sentence_index), limit)
+        return _sentences_by_key(conn, day, columns, keys)
 
 
 def day_decision(engine: Engine, day: dt.date) -> dict[str, Any] | None:

@@ -12,28 +12,54 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from citecheck.core.vocabulary import NOT_JUDGED_VERDICTS
+from citecheck.core.reader_events import SOURCE_REPORTED, ReaderEvent, citations_of_sentences, resolve_event
+from citecheck.core.vocabulary import JUDGED_VERDICTS, is_judged
 from citecheck.warehouse import tables as T
 
 _IN_CHUNK = 1000
 
 
+def _judged(verdict: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+    """`core.vocabulary.is_judged` in SQL: the verdict is one of `JUDGED_VERDICTS`."""
+    return verdict.in_(JUDGED_VERDICTS)
+
+
 def reported_sentences(conn: Connection, from_day: dt.date, to_day: dt.date) -> set[tuple[str, int]]:
-    """(turn, sentence index) of the judged check-worthy sentences of the published days in
-    [from_day, to_day] that a reader reported a wrong source on (`source_reported` events: the
-    sentence named by its index and citing the label, or, without an index, every judged sentence
-    of the turn citing the label)."""
+    """(turn, sentence index) of the judged sentences of the published days in [from_day, to_day]
+    that a reader reported a wrong source on. The SQL only fetches: the `source_reported` events of
+    those days' turns and the published sentences (index, labels, verdict) of the reported turns;
+    each event is resolved against its answer's citations by THE rule the reader metrics use
+    (`core.reader_events.resolve_event`: with an index, that sentence's citation of the label;
+    without, every citation of the label), and a citation counts when its sentence is judged."""
     s, e = T.sentence_verdicts.c, T.reader_events.c
-    q = (sa.select(s.turn_id, s.sentence_index, s.labels, e.label, e.sentence_index.label("event_index"))
-         .join(T.reader_events, e.turn_id == s.turn_id)
-         .where(s.day >= from_day, s.day <= to_day, s.check_worthy.is_(True), s.verdict.not_in(NOT_JUDGED_VERDICTS),
-                e.event == "source_reported", e.label.is_not(None),
-                sa.or_(e.sentence_index.is_(None), e.sentence_index == s.sentence_index)))
-    return {(r.turn_id, r.sentence_index) for r in conn.execute(q) if r.label in (r.labels or [])}
+    in_period = sa.and_(s.day >= from_day, s.day <= to_day)
+    events: dict[str, list[ReaderEvent]] = {}
+    q = (sa.select(e.event_id, e.turn_id, e.event, e.occurred_at, e.label, e.sentence_index)
+         .where(e.event == SOURCE_REPORTED, e.turn_id.in_(sa.select(s.turn_id).where(in_period)))
+         .order_by(e.turn_id, e.event_id))
+    for row in conn.execute(q):
+        events.setdefault(row.turn_id, []).append(ReaderEvent(*row))
+    labels: dict[str, dict[int, list[str]]] = {}
+    judged: set[tuple[str, int]] = set()
+    turns = sorted(events)
+    for start in range(0, len(turns), _IN_CHUNK):
+        q = sa.select(s.turn_id, s.sentence_index, s.labels, s.verdict).where(
+            in_period, s.turn_id.in_(turns[start:start + _IN_CHUNK]))
+        for turn_id, index, cited, verdict in conn.execute(q):
+            labels.setdefault(turn_id, {})[index] = list(cited or [])
+            if is_judged(verdict):
+                judged.add((turn_id, index))
+    out: set[tuple[str, int]] = set()
+    for turn_id, turn_events in events.items():
+        answer = citations_of_sentences(labels.get(turn_id, {}))
+        for event in turn_events:
+            out.update((turn_id, index) for index, _ in resolve_event(event, answer).citations
+                       if (turn_id, index) in judged)
+    return out
 
 
 def judged_sentences(conn: Connection, from_day: dt.date, to_day: dt.date) -> Iterator[dict[str, Any]]:
-    """The judged check-worthy sentences of the published days in [from_day, to_day] (the
+    """The judged sentences (`_judged`) of the published days in [from_day, to_day] (the
     population of the judged metrics), each with its citation count and credited citations,
     ordered by (day, turn, sentence); without their text (`sentence_texts`), so a week of
     sentences stays small in memory."""
@@ -50,7 +76,7 @@ def judged_sentences(conn: Connection, from_day: dt.date, to_day: dt.date) -> It
                   s.attached, s.verdict, s.score, s.judge, s.llm, s.first_stage, credited.c.credited)
         .outerjoin(credited, sa.and_(credited.c.day == s.day, credited.c.turn_id == s.turn_id,
                                      credited.c.sentence_index == s.sentence_index))
-        .where(s.day >= from_day, s.day <= to_day, s.check_worthy.is_(True), s.verdict.not_in(NOT_JUDGED_VERDICTS))
+        .where(s.day >= from_day, s.day <= to_day, _judged(s.verdict))
         .order_by(s.day, s.turn_id, s.sentence_index)
     )
     for row in conn.execute(q).mappings():

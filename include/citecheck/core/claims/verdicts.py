@@ -24,6 +24,7 @@ from citecheck.core.vocabulary import (
     UNCITED_SUPPORTED,
     UNJUDGED,
     UNSUPPORTED,
+    is_judged,
 )
 
 
@@ -43,7 +44,7 @@ def sentence_from_claims(sentence: Sentence, claims: Sequence[SentenceVerdict]) 
         return SentenceVerdict(sentence, only.verdict, only.judgment, only.credited, only.supported_elsewhere_by)
     verdicts = [c.verdict for c in claims]
     supported = sum(v == SUPPORTED for v in verdicts)
-    judged = sum(v != UNJUDGED for v in verdicts)
+    judged = sum(is_judged(v) for v in verdicts)
     if supported == len(claims):
         verdict = SUPPORTED
     elif supported and judged > supported:
@@ -68,7 +69,7 @@ def _summary(claims: Sequence[SentenceVerdict], verdict: str, elsewhere: tuple[s
     labels = claims[0].sentence.labels
     scores = [j.score for j in judged if j.score is not None]
     contradictions = [j.contradiction for j in judged if j.contradiction is not None]
-    reason = next((j.unjudged_reason for j in judgments if not j.judged), None) if verdict == UNJUDGED else None
+    reason = next((j.unjudged_reason for j in judgments if not j.judged), None) if not is_judged(verdict) else None
     return Judgment(
         cited=verdict == SUPPORTED,
         alone={label: any(j.alone.get(label, False) for j in judged) for label in labels},

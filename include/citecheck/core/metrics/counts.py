@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from citecheck.core.figures import Figure
+from citecheck.core.figures import Figure, traceable, untraced_figures
 from citecheck.core.languages import LANGUAGE_UNSUPPORTED
 from citecheck.core.metrics.definitions import (
     CLAIM_COUNT_KEYS,
@@ -28,12 +28,11 @@ from citecheck.core.verdicts import SentenceVerdict
 from citecheck.core.vocabulary import (
     BAD_VERDICTS,
     MISCITED,
-    NOT_SELECTED,
     REPLY_SUPPORTED,
     SUPPORTED,
     UNCITED_SUPPORTED,
-    UNJUDGED,
     UNSUPPORTED,
+    is_judged,
 )
 
 
@@ -151,9 +150,9 @@ def _count_figures(c: Counter[str], figures: Sequence[Figure], attached: bool, u
     c[f"figure_{unit}"] += 1
     if not attached:
         c[f"uncited_figure_{unit}"] += 1
-    elif any(f.traced is not None for f in figures):
+    elif traceable(figures):
         c[f"traceable_figure_{unit}"] += 1
-        c[f"untraced_figure_{unit}"] += any(f.traced is False for f in figures)
+        c[f"untraced_figure_{unit}"] += bool(untraced_figures(figures))
 
 
 def _count_judged(c: Counter[str], v: SentenceVerdict, attached: bool) -> None:
@@ -161,7 +160,7 @@ def _count_judged(c: Counter[str], v: SentenceVerdict, attached: bool) -> None:
     count), precision (credited of its citations), `support_rate_of_cited`, `faithfulness`, the
     verdict rates and the judge agreement sample."""
     c["selected_sentences"] += 1
-    if v.verdict == UNJUDGED:
+    if not is_judged(v.verdict):
         c["unjudged_sentences"] += 1
         reason = v.judgment.unjudged_reason if v.judgment is not None else None
         if reason == NO_SOURCE_TEXT:
@@ -200,7 +199,7 @@ def _count_claims(c: Counter[str], st: StructuredTurn, s: Sentence, attached: bo
         if figures:
             _count_figures(c, figures, attached, unit="claims")
     for v in claims:
-        if v.verdict == UNJUDGED or v.verdict == NOT_SELECTED:
+        if not is_judged(v.verdict):
             continue
         c["judged_claims"] += 1
         c["judged_claim_attached"] += attached

@@ -146,16 +146,20 @@ def _padded(ids: list[str]) -> list[str]:
     return ids + [ids[-1]] * (size - len(ids))
 
 
-def _day_turn_ids(day: dt.date, timezone: str) -> sa.Select[Any]:
+def day_turn_ids(conn: Connection, day: dt.date, timezone: str = "UTC") -> sa.Select[Any]:
+    """The ids of the day's turns as a subquery: THE day membership, `extract_turns.sql` itself
+    (its bounds bound), so whatever it selects (a view, another schema) is the day everywhere:
+    extract, the reader events of the day, staleness (`warehouse.freshness`)."""
     start, end = day_bounds(day, timezone)
-    t = T.source_turns.c
-    return sa.select(t.turn_id).where(t.answered_at >= start, t.answered_at < end)
+    day_turns = sa.text(read_sql("extract_turns.sql")).bindparams(**_bounds(conn, start, end)).columns(
+        sa.column("turn_id", T.source_turns.c.turn_id.type)).subquery("day_turns")
+    return sa.select(day_turns.c.turn_id)
 
 
 def day_has_reader_events(conn: Connection, day: dt.date, timezone: str = "UTC") -> bool:
     """Whether any reader event belongs to a turn of the day (else its reader metrics are null)."""
     e = T.reader_events.c
-    query = sa.select(e.event_id).where(e.turn_id.in_(_day_turn_ids(day, timezone))).limit(1)
+    query = sa.select(e.event_id).where(e.turn_id.in_(day_turn_ids(conn, day, timezone))).limit(1)
     return conn.execute(query).first() is not None
 
 
