@@ -5,8 +5,10 @@ Every day, for yesterday's logged assistant turns: are the cited passages saying
 sentences say? Structural checks on 100% of turns, the NLI judge on the configured share
 (mapped over shards, pool `nli`, queue `CITECHECK_NLI_QUEUE` so GPU workers take it), the LLM
 judge on NLI rejections plus a random sample, a Great Expectations gate, and a one-transaction
-publish of the day into `daily_metrics`, `sentence_verdicts`, `citation_verdicts` and
-`recite_suggestions`, then the `monitor` step's step-change alerts (e-mailed by `AlertNotifier`
+publish of the day into every published table (`warehouse.tables.PUBLISHED_TABLES`):
+`sentence_verdicts`, `citation_verdicts`, `daily_metrics`, `claim_verdicts`,
+`claim_citation_verdicts`, `recite_suggestions`, `criteria_results`, `answer_decisions` and
+`skipped_turns`, then the `monitor` step's step-change alerts (e-mailed by `AlertNotifier`
 when the `citecheck_alerts_smtp` connection is defined), then the day's HTML report (`report`,
 served in the Airflow UI by the `citecheck_report` plugin under "Citation report").
 

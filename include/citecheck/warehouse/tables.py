@@ -579,6 +579,9 @@ OUTPUT_TABLES = {
     "criteria_results": (criteria_results, stage_criteria_results),
     "answer_decisions": (answer_decisions, stage_answer_decisions),
 }
+# Every table a publish replaces the day of, in one transaction (`warehouse.publish`): the output
+# tables and the day's skipped turns. The DAG's docstring names each (a test checks).
+PUBLISHED_TABLES = (*(published for published, _ in OUTPUT_TABLES.values()), skipped_turns)
 STAGING_TABLES = (stage_turns, stage_judgments, stage_skipped, stage_sentence_verdicts, stage_citation_verdicts,
                   stage_daily_metrics, stage_recite_suggestions, stage_claim_verdicts, stage_claim_citation_verdicts,
                   stage_criteria_results, stage_answer_decisions)
