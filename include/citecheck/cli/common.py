@@ -65,11 +65,13 @@ def checked_config(path: str | Path | None):
     """The configuration file `path` (defaults without one) with every section checked, the other
     layers' too (`job.settings.check_layer_sections`): an unknown section or key is a
     `ConfigError` naming the nearest known one (exit 2)."""
-    from citecheck.core.config import load_config
-    from citecheck.job.settings import check_layer_sections
+    from citecheck.core.config import LAYER_SECTIONS, load_config
 
     config = load_config(path)
-    check_layer_sections(config)
+    if any(config.extra.get(section) for section in LAYER_SECTIONS):  # only then import the layers that read them
+        from citecheck.job.settings import check_layer_sections
+
+        check_layer_sections(config)
     return config
 
 

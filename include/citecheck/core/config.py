@@ -1,6 +1,8 @@
 r"""Run configuration: marker syntax, check-worthiness rules, segmentation and slices.
 
-The defaults need no file. A TOML file (read with the standard library) overrides any key:
+The defaults need no file. A TOML file (read with the standard library) overrides any key; the
+config is closed: a section or key nobody reads is a `ConfigError` naming the nearest known one
+(the other layers' sections, `LAYER_SECTIONS`, are checked by the layer that reads each):
 
 ```toml
 [markers]
