@@ -97,7 +97,7 @@ def is_judged(verdict: str | None) -> bool:
     answer outside the judged share, or that no judge could decide, has a verdict of
     `NOT_JUDGED_VERDICTS` (`core.verdicts.decide`). Every judged population reads it here (the
     counts, the reader counts, judge quality; `warehouse.review` as `verdict IN JUDGED_VERDICTS`);
-    `tests/test_one_home.py` fails on a restatement."""
+    `tests/unit/test_one_home.py` fails on a restatement."""
     return verdict in JUDGED_VERDICTS
 
 
