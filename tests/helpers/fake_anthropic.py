@@ -11,7 +11,8 @@ Scripting, per test:
   as is (for malformed replies).
 - `script`: a queue of actions for the next `/v1/messages` calls, each a dict with any of
   `status` + `headers` + `error_type` (an error response), `delay` (seconds before answering,
-  for timeouts), `text` (reply text instead of the grader's), `stop_reason`, `usage`.
+  for timeouts), `text` (reply text instead of the grader's), `content` (the reply's content
+  blocks as given, e.g. text blocks with citations), `stop_reason`, `usage`.
 - `on_message(body, call_index) -> action | None`: a callback consulted when the queue is empty.
 - `batch_outcome(custom_id, position) -> "succeeded" | "errored" | "canceled" | "expired"`.
 - `polls_until_ended`: how many retrieves a batch answers `in_progress` before it ends.
@@ -199,7 +200,9 @@ class FakeAnthropic:
         return self._json(handler, 200, self._message_json(body, action))
 
     def _message_json(self, body: dict[str, Any], action: Mapping[str, Any]) -> dict[str, Any]:
-        if "text" in action:
+        if "content" in action:
+            text = ""
+        elif "text" in action:
             text = action["text"]
         else:
             payload = request_input(body)
@@ -212,7 +215,7 @@ class FakeAnthropic:
             "type": "message",
             "role": "assistant",
             "model": body.get("model", "unknown"),
-            "content": [{"type": "text", "text": text}],
+            "content": action.get("content") or [{"type": "text", "text": text}],
             "stop_reason": action.get("stop_reason", "end_turn"),
             "stop_sequence": None,
             "usage": usage,
