@@ -138,8 +138,9 @@ def _turn(trace_id: str, by_id: Mapping[str, Span], marker_re: re.Pattern[str], 
         documents = [d for d in retrieved if d.text]
         if not documents and _request_documents(call.request):
             documents = [Document(None, d["text"], {"title": d.get("title")}) for d in _request_documents(call.request)]
-        if not documents:
-            documents = _prompt_passages(prompt, marker_re)
+        if not documents:  # a source list in a message (each message read alone)
+            documents = [d for role, text in call.messages if role not in ("assistant", "model")
+                         for d in _prompt_passages(text, marker_re)]
         if not documents:
             reason = ("its retrieved documents have ids only and the prompt lists no passage" if retrieved
                       else "no passage text: no retrieved documents, no documents in the request, no source list "
