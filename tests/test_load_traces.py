@@ -53,7 +53,8 @@ def _cli(url: str, *args: str) -> tuple[int, dict]:
 
 def _ledger(engine) -> list[tuple[str, int]]:
     with engine.connect() as conn:
-        return [(r.kind, r.row_count) for r in conn.execute(sa.select(T.source_loads).order_by(T.source_loads.c.load_id))]
+        loads = conn.execute(sa.select(T.source_loads).order_by(T.source_loads.c.load_id))
+        return [(r.kind, r.row_count) for r in loads]
 
 
 def test_a_day_from_traces_publishes_what_the_same_turns_as_rows_publish(day, tmp_path):
@@ -63,7 +64,8 @@ def test_a_day_from_traces_publishes_what_the_same_turns_as_rows_publish(day, tm
     assert report["label_sources"] == {DAY.isoformat(): {"prompt": len(day["turns"])}}
     traced = W.make_engine(url)
     with traced.connect() as conn:
-        stored = {(r.conversation_id, r.answered_at.replace(tzinfo=None)): r for r in conn.execute(sa.select(T.source_turns))}
+        stored = {(r.conversation_id, r.answered_at.replace(tzinfo=None)): r
+                  for r in conn.execute(sa.select(T.source_turns))}
     rows = []
     for turn in day["turns"]:  # the app's own log of the same turns, with what the trace adds as attributes
         row = copy.deepcopy(turn)

@@ -102,7 +102,7 @@ def test_without_markers_the_label_is_the_document_id_else_the_position_else_the
 def test_a_langfuse_export_reads_the_same_way(recorded):
     read = _read(recorded["langfuse"])
     assert read.file_kind == "langfuse" and read.spans == 4 and not read.assembled.skipped
-    (first, second) = sorted((t.turn for t in read.assembled.turns), key=lambda t: t["answered_at"])
+    first, _ = sorted((t.turn for t in read.assembled.turns), key=lambda t: t["answered_at"])
     assert first["conversation_id"] == "c3" and first["attributes"]["convention"] == "langfuse"
     assert [p["label"] for p in first["context"]] == ["S1", "S2"] and first["attributes"]["user"] == "u-7"
 

@@ -118,60 +118,21 @@ def cmd_load_turns(args: argparse.Namespace) -> int:
     return EXIT_SKIPPED if bad or duplicates else EXIT_OK
 
 
-def trace_files(patterns: list[str]) -> list[Path]:
-    """The files of `--file` values (paths or globs), each once, in name order within a glob."""
-    import glob
-
-    files: list[Path] = []
-    for pattern in patterns:
-        found = [Path(pattern)] if Path(pattern).exists() else [Path(p) for p in sorted(glob.glob(pattern))]
-        files += [f for f in found if f not in files]
-    return files
-
-
 def cmd_load_traces(args: argparse.Namespace) -> int:
-    """Load the turns of trace files: one turn per trace's answer span, idempotent by (trace id,
-    span id) (a turn already stored is counted `already_loaded`, not written again), in the load
-    ledger like `load-turns`. Reports the label source of the turns read per metric day, the traces
-    skipped and the lines or spans rejected, each with its reason and counted by kind."""
-    from collections import Counter
+    """Load the turns of trace files (`citecheck.job.traces.load_trace_files`): a JSON report on
+    stdout, a summary and the first problems on stderr; exit 1 when anything was not loaded."""
+    from citecheck.job.traces import NoTraceFiles, load_trace_files
 
-    from citecheck.core.traces import number_turns, read_traces
-    from citecheck.warehouse import conversation_turn_times, load_source_rows, source_rows, stored_turn_ids
-
-    files = trace_files(args.file)
-    if not files:
-        error(f"no trace file matches {', '.join(args.file)}")
+    try:
+        report = load_trace_files(warehouse(), args.file, env_config(), args.convention)
+    except NoTraceFiles as exc:
+        error(str(exc))
         return EXIT_USAGE
-    config = env_config()
-    lines: list[bytes] = []
-    for path in files:
-        try:
-            lines += path.read_bytes().splitlines()
-        except OSError as exc:
-            error(f"cannot read {path}: {exc.strerror or exc}")
-            return EXIT_USAGE
-    read = read_traces(lines, config.marker_re, args.convention)
-    engine = warehouse()
-    turns = [t.turn for t in read.assembled.turns]
-    known = stored_turn_ids(engine, (t["turn_id"] for t in turns))
-    new = [t for t in turns if t["turn_id"] not in known]
-    number_turns(new, conversation_turn_times(engine, {t["conversation_id"] for t in new}))
-    rows, not_storable = [], []
-    for turn in new:
-        try:
-            rows.append(source_rows(turn, config.assume_zone))
-        except ValueError as exc:
-            not_storable.append({"turn_id": turn["turn_id"], "kind": "not_storable", "reason": str(exc)[:300]})
-    report = load_source_rows(engine, rows)
-    problems = [r.as_dict() for r in read.rejected] + [s.as_dict() for s in read.assembled.skipped] + not_storable
-    write_json({"files": [str(f) for f in files], "format": read.file_kind, "spans": read.spans,
-                "traces_read": len(turns), "loaded": report.loaded, "already_loaded": len(known),
-                "label_sources": read.assembled.label_sources_by_day(config.timezone),
-                "not_loaded": dict(sorted(Counter(p["kind"] for p in problems).items())),
-                "problems": problems}, None)
-    sys.stderr.write(f"traces: {len(turns)} turn(s) read from {read.spans} span(s), {report.loaded} loaded, "
-                     f"{len(known)} already loaded, {len(problems)} not loaded\n")
+    write_json(report, None)
+    problems = report["problems"]
+    sys.stderr.write(f"traces: {report['traces_read']} turn(s) read from {report['spans']} span(s), "
+                     f"{report['loaded']} loaded, {report['already_loaded']} already loaded, "
+                     f"{len(problems)} not loaded\n")
     for problem in problems[:20]:
         sys.stderr.write(f"{problem.get('line', '-')}: {problem['reason']}\n")
     return EXIT_SKIPPED if problems else EXIT_OK
