@@ -21,7 +21,7 @@ from citecheck.demo.judgments import judge_spec
 from citecheck.warehouse import tables as T
 from helpers import REPO
 from helpers.published import published_rows
-from helpers.traced_app import TracedApp, langfuse_export, playable
+from helpers.traced_app import BROKEN_KINDS, TracedApp, broken_lines, langfuse_export, playable
 
 DAY = dt.date(2026, 11, 23)
 
@@ -137,3 +137,35 @@ print(len(read.assembled.turns))
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert int(done.stdout) > 0
+
+
+def test_bad_input_is_counted_and_the_rest_loads(day, engine, tmp_path):
+    text, _ = broken_lines(day["lines"])
+    path = tmp_path / "broken.otlp.jsonl"
+    path.write_text("\n".join(text) + "\n")
+    code, report = _cli(engine.url.render_as_string(hide_password=False), "--file", str(path))
+    assert code == 1 and report["not_loaded"] == dict.fromkeys(sorted(BROKEN_KINDS), 1)
+    assert report["loaded"] == len(day["turns"]) - 3  # three traces skipped; the one that lost a span loads
+    assert all(p["reason"] for p in report["problems"])
+
+
+def test_the_daily_dag_loads_the_configured_traces_first(day, engine, tmp_path):
+    from citecheck.core.config import config_from_mapping
+    from citecheck.job.traces import load_configured_traces
+
+    assert load_configured_traces(engine, config_from_mapping({})) is None
+    config = config_from_mapping({"source": {"traces": str(day["folder"] / "*.otlp.jsonl")}})
+    report = load_configured_traces(engine, config)
+    assert report["loaded"] == len(day["turns"])
+    with engine.connect() as conn:
+        assert W.count_day_turns(conn, DAY) == len(day["turns"])
+    nothing = load_configured_traces(engine, config_from_mapping({"source": {"traces": str(tmp_path / "none-*")}}))
+    assert nothing == {"files": [], "loaded": 0, "problems": []}
+
+
+def test_no_matching_file_is_a_usage_error(engine, tmp_path):
+    env = dict(os.environ, CITECHECK_WAREHOUSE_URL=engine.url.render_as_string(hide_password=False),
+               PYTHONPATH=str(REPO / "include"))
+    done = subprocess.run([sys.executable, "-m", "citecheck", "load-traces", "--file", str(tmp_path / "none-*.jsonl")],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "no trace file matches" in done.stderr

@@ -14,7 +14,7 @@ import pytest
 from citecheck.core.config import load_config
 from citecheck.core.traces import MAX_ATTRIBUTE_CHARS, REASONS, read_traces
 from citecheck.core.traces.spans import hex_ids_to_base64
-from helpers.traced_app import TracedApp, langfuse_export
+from helpers.traced_app import BROKEN_KINDS, TracedApp, broken_lines, langfuse_export
 
 MARKERS = load_config(None).marker_re
 DAY = "2026-11-23"
@@ -107,54 +107,22 @@ def test_a_langfuse_export_reads_the_same_way(recorded):
     assert [p["label"] for p in first["context"]] == ["S1", "S2"] and first["attributes"]["user"] == "u-7"
 
 
-def _spans_of(lines: list[str]) -> list[dict]:
-    return [s for line in lines for rs in json.loads(line)["resourceSpans"] for ss in rs["scopeSpans"]
-            for s in ss["spans"]]
-
-
 def test_bad_input_is_counted_by_reason_and_the_rest_is_read(recorded):
-    lines = [json.loads(line) for line in recorded["labelled"]]
-    spans = _spans_of(recorded["labelled"])
-    traces = sorted({s["traceId"] for s in spans})
-    assert len(traces) == 4
-    broken = copy.deepcopy(lines)
-    by_trace = {}
-    for line in broken:
-        for rs in line["resourceSpans"]:
-            for ss in rs["scopeSpans"]:
-                for s in ss["spans"]:
-                    by_trace.setdefault(s["traceId"], []).append(s)
-    # 1. a span without a trace id (its trace then misses a span: it is still read without it)
-    retriever = next(s for s in by_trace[traces[0]] if s["name"] == "retrieve")
-    retriever["traceId"] = ""
-    # 2. a child whose parent never arrives: the root span of another trace is dropped
-    for line in broken:
-        for rs in line["resourceSpans"]:
-            for ss in rs["scopeSpans"]:
-                ss["spans"] = [s for s in ss["spans"] if not (s["traceId"] == traces[1] and "parentSpanId" not in s)]
-    # 3. an attribute of the wrong type: session.id as a number
-    llm = next(s for s in by_trace[traces[2]] if s["name"] not in ("answer", "retrieve"))
-    llm["attributes"] = [a for a in llm["attributes"] if a["key"] != "session.id"]
-    llm["attributes"].append({"key": "session.id", "value": {"intValue": "7"}})
-    # 4. a 10 MB attribute
-    huge = next(s for s in by_trace[traces[3]] if s["name"] not in ("answer", "retrieve"))
-    huge["attributes"].append({"key": "input.value", "value": {"stringValue": "x" * 10_000_000}})
-    text = [json.dumps(line) for line in broken]
-    text.append(text[0][: len(text[0]) // 2])  # 5. a truncated line
-    text.append(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "zz", "spanId": "01"}]}]}]}))
+    text, kept_trace = broken_lines(recorded["labelled"])
     read = _read(text)
-    kinds = sorted(r.kind for r in read.rejected + read.assembled.skipped)
-    assert kinds == sorted(["no_trace_id", "parent_missing", "wrong_type", "attribute_too_long", "not_json",
-                            "not_otlp"]), [r.as_dict() for r in read.rejected + read.assembled.skipped]
+    problems = read.rejected + read.assembled.skipped
+    kinds = sorted(r.kind for r in problems)
+    assert kinds == sorted(BROKEN_KINDS), [r.as_dict() for r in problems]
     assert all(kind in REASONS for kind in kinds)
-    reasons = {r.kind: r.reason for r in read.rejected + read.assembled.skipped}
+    reasons = {r.kind: r.reason for r in problems}
     assert "session.id is int" in reasons["wrong_type"]
     assert f"{MAX_ATTRIBUTE_CHARS:,}" in reasons["attribute_too_long"] and "10,000,000" in reasons["attribute_too_long"]
     assert "never arrived" in reasons["parent_missing"] and "truncated" in reasons["not_json"]
     assert "traceId 'zz' is not 32 hex digits" in reasons["not_otlp"]
-    # the trace that lost only its retriever span is still read (its passages from the prompt)
+    # the trace that lost only its retriever span (no trace id) is still read: its passages from the prompt
     (kept,) = read.assembled.turns
-    assert kept.trace_id == traces[0] and [p["label"] for p in kept.turn["context"]]
+    assert kept.trace_id == kept_trace and kept.label_source == "prompt"
+    assert [p["label"] for p in kept.turn["context"]] == ["S1", "S2"]
 
 
 def test_otlp_json_ids_are_hex_and_protobuf_reads_base64():

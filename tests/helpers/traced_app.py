@@ -222,3 +222,37 @@ def langfuse_export(turns: Iterable[Mapping[str, Any]]) -> list[str]:
                                 {"role": "user", "content": turn["question"]}],
                       "output": {"role": "assistant", "content": turn["answer"]}})
     return [json.dumps(line) for line in lines]
+
+
+BROKEN_KINDS = ("no_trace_id", "parent_missing", "wrong_type", "attribute_too_long", "not_json", "not_otlp")
+
+
+def broken_lines(lines: list[str]) -> tuple[list[str], str]:
+    """OTLP JSON lines of at least four traces (one with a retriever span) broken the ways real
+    exports break, one of `BROKEN_KINDS` each: the retriever span of one trace loses its trace id
+    (that trace is still readable: its id is returned), another trace's root never arrives, a
+    third's `session.id` is a number, a fourth gets a 10 MB attribute; then a truncated line and a
+    line whose trace id is not hex."""
+    requests = [json.loads(line) for line in lines]
+    by_trace: dict[str, list[dict[str, Any]]] = {}
+    for request in requests:
+        for rs in request["resourceSpans"]:
+            for ss in rs["scopeSpans"]:
+                for span in ss["spans"]:
+                    by_trace.setdefault(span["traceId"], []).append(span)
+    kept = next(t for t, spans in sorted(by_trace.items()) if any(s["name"] == "retrieve" for s in spans))
+    rest = [t for t in sorted(by_trace) if t != kept]
+    next(s for s in by_trace[kept] if s["name"] == "retrieve")["traceId"] = ""
+    for request in requests:  # the root span of rest[0] never arrives
+        for rs in request["resourceSpans"]:
+            for ss in rs["scopeSpans"]:
+                ss["spans"] = [s for s in ss["spans"] if not (s["traceId"] == rest[0] and not s.get("parentSpanId"))]
+    model_call = next(s for s in by_trace[rest[1]] if s["name"] not in ("answer", "retrieve"))
+    model_call["attributes"] = [a for a in model_call["attributes"] if a["key"] != "session.id"]
+    model_call["attributes"].append({"key": "session.id", "value": {"intValue": "7"}})
+    model_call = next(s for s in by_trace[rest[2]] if s["name"] not in ("answer", "retrieve"))
+    model_call["attributes"].append({"key": "input.value", "value": {"stringValue": "x" * 10_000_000}})
+    out = [json.dumps(request) for request in requests]
+    out.append(out[0][: len(out[0]) // 2])
+    out.append(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "zz", "spanId": "01"}]}]}]}))
+    return out, kept
