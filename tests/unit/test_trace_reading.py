@@ -2,7 +2,7 @@
 them: the real OpenAI and Anthropic SDKs under the OpenInference and the official OpenTelemetry
 GenAI instrumentations, against the local fake servers, with a retriever span written through the
 OpenTelemetry API, exported as the Collector's OTLP JSON (tests/helpers/traced_app.py). No
-warehouse here: tests/test_load_traces.py loads them."""
+warehouse here: tests/integration/test_load_traces.py loads them."""
 
 from __future__ import annotations
 
