@@ -14,7 +14,6 @@ import argparse
 import datetime as dt
 import json
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -22,16 +21,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "include"), str(REPO / "tests")]
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def _copies(lines: list[str], traces: int) -> list[str]:
@@ -57,6 +46,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--traces", type=int, default=20000)
     args = parser.parse_args()
+    from bench_hot_spots import cpu_name
+
     from citecheck import demo
     from citecheck import warehouse as W
     from citecheck.core.config import load_config
@@ -83,7 +74,7 @@ def main() -> None:
         report = load_trace_files(engine, [str(path)], config)
         loading = time.perf_counter() - started
     spans = read.spans
-    print(f"CPU: {_cpu()}, {os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}")
+    print(f"CPU: {cpu_name()}, {os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}")
     print(f"file: {len(lines)} lines, {size / 1e6:.1f} MB, {spans} spans, {len(read.assembled.turns)} traces "
           f"({len(read.assembled.skipped)} skipped)")
     print(f"read + assemble: {reading:.1f} s, {spans / reading:,.0f} spans/s")

@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from helpers import local_http
+
 Grader = Callable[[list[dict[str, Any]], dict[str, str]], Any]
 
 _ERROR_TYPES = {
@@ -125,19 +127,12 @@ class FakeAnthropic:
             def do_POST(self) -> None:
                 fake._dispatch(self, "POST")
 
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        server.daemon_threads = True
-        server.block_on_close = False
-        self._server = server
-        self.url = f"http://127.0.0.1:{server.server_address[1]}"
-        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+        self._server, self.url = local_http.start(Handler)
         return self
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
+        local_http.stop(self._server)
+        self._server = None
 
     # -- assertions helpers ----------------------------------------------------------------
     def message_requests(self) -> list[dict[str, Any]]:

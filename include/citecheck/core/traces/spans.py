@@ -136,18 +136,26 @@ def _attributes(pairs: Iterable[Any]) -> tuple[dict[str, Any], str | None]:
     return out, fault
 
 
+def _json_object(raw: bytes | str, line: int, what: str) -> dict[str, Any] | Rejected:
+    """A line's JSON object, or why it is none (`not_json`: a truncated line; `not_otlp`)."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        return Rejected(line, "not_json", f"not JSON (a truncated line?): {str(exc)[:120]}")
+    if not isinstance(data, dict):
+        return Rejected(line, "not_otlp", f"not {what} object ({type(data).__name__})")
+    return data
+
+
 def read_otlp_line(raw: bytes | str, line: int) -> tuple[list[Span], list[Rejected]]:
     """One line of an OTLP JSON file: its spans, and what could not be read (the whole line when
     it is no JSON or no `ExportTraceServiceRequest`; a span without a trace or span id)."""
     from google.protobuf import json_format
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-    try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        return [], [Rejected(line, "not_json", f"not JSON (a truncated line?): {str(exc)[:120]}")]
-    if not isinstance(data, dict):
-        return [], [Rejected(line, "not_otlp", f"not an ExportTraceServiceRequest object ({type(data).__name__})")]
+    data = _json_object(raw, line, "an ExportTraceServiceRequest")
+    if isinstance(data, Rejected):
+        return [], [data]
     try:
         request = json_format.ParseDict(hex_ids_to_base64(data), ExportTraceServiceRequest(),
                                         ignore_unknown_fields=True)
@@ -197,12 +205,9 @@ def read_langfuse_line(raw: bytes | str, line: int,
     """One line of a Langfuse export: an observation (`id`, `traceId`, `type`, `input`, `output`,
     `metadata`, `parentObservationId`, `startTime`, `endTime`, `model`) becomes a span; a trace
     (`id` without `traceId`: `sessionId`, `userId`) is kept in `traces` for its observations."""
-    try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        return [], [Rejected(line, "not_json", f"not JSON (a truncated line?): {str(exc)[:120]}")]
-    if not isinstance(data, dict):
-        return [], [Rejected(line, "not_otlp", f"not a Langfuse observation or trace object ({type(data).__name__})")]
+    data = _json_object(raw, line, "a Langfuse observation or trace")
+    if isinstance(data, Rejected):
+        return [], [data]
     if "traceId" not in data and "type" not in data and isinstance(data.get("id"), str):
         traces[data["id"]] = data
         return [], []
