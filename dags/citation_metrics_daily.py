@@ -86,7 +86,7 @@ def citation_metrics_daily():
         from citecheck.job.traces import load_configured_traces
 
         run = day_run()
-        load_configured_traces(run.engine, run.settings.config)
+        load_configured_traces(run.engine, run.settings.config, run.day)
         return extract(run)
 
     # In `[claims] mode = "llm"` it also splits the claims with the LLM (one Message Batch, which a

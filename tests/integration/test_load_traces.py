@@ -154,8 +154,11 @@ def test_the_daily_dag_loads_the_configured_traces_first(day, engine, tmp_path):
     from citecheck.job.traces import load_configured_traces
 
     assert load_configured_traces(engine, config_from_mapping({})) is None
-    config = config_from_mapping({"source": {"traces": str(day["folder"] / "*.otlp.jsonl")}})
-    report = load_configured_traces(engine, config)
+    (tmp_path / f"{DAY}.otlp.jsonl").write_text("\n".join(day["lines"]) + "\n")
+    config = config_from_mapping({"source": {"traces": str(tmp_path / "{day}*.jsonl")}})
+    assert load_configured_traces(engine, config, DAY - dt.timedelta(days=1)) == {"files": [], "loaded": 0,
+                                                                                  "problems": []}
+    report = load_configured_traces(engine, config, DAY)
     assert report["loaded"] == len(day["turns"])
     with engine.connect() as conn:
         assert W.count_day_turns(conn, DAY) == len(day["turns"])

@@ -5,6 +5,7 @@ one `load-turns` would (the `source_loads` ledger)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import glob
 from collections import Counter
 from collections.abc import Iterable
@@ -62,12 +63,14 @@ def load_trace_files(engine: Engine, patterns: Iterable[str], config: Config,
             "not_loaded": dict(sorted(Counter(p["kind"] for p in problems).items())), "problems": problems}
 
 
-def load_configured_traces(engine: Engine, config: Config) -> dict[str, Any] | None:
-    """The daily DAG's first step: load `[source] traces` (a path or glob) when configured and
-    matching; None when not configured."""
+def load_configured_traces(engine: Engine, config: Config, day: dt.date | None = None) -> dict[str, Any] | None:
+    """The daily DAG's first step: load `[source] traces` (a path or glob; `{day}` in it is the
+    run's day, YYYY-MM-DD) when configured and matching; None when not configured."""
     pattern = (config.extra.get("source") or {}).get("traces")
     if not pattern:
         return None
+    if day is not None:
+        pattern = pattern.replace("{day}", day.isoformat())
     try:
         return load_trace_files(engine, [pattern], config)
     except NoTraceFiles:
