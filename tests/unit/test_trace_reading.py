@@ -7,6 +7,7 @@ warehouse here: tests/integration/test_load_traces.py loads them."""
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import json
 
 import pytest
@@ -138,3 +139,27 @@ def test_one_convention_reads_only_its_spans(recorded):
     read = _read(recorded["labelled"], convention="otel-genai")
     assert len(read.assembled.turns) == 1
     assert sorted(s.kind for s in read.assembled.skipped) == ["no_convention"] * 3
+
+
+def _langfuse_trace(n: int, system: str, documents: list[dict], answer: str = "It is 28 days. [2]") -> list[str]:
+    at = f"{DAY}T09:00:0{n}Z"
+    return [json.dumps(line) for line in (
+        {"id": f"t{n}", "sessionId": "s"},
+        {"id": f"r{n}", "traceId": f"t{n}", "type": "RETRIEVER", "startTime": at, "endTime": at, "output": documents},
+        {"id": f"g{n}", "traceId": f"t{n}", "type": "GENERATION", "startTime": at, "endTime": at, "model": "m",
+         "input": [{"role": "system", "content": system}, {"role": "user", "content": "How long?"}],
+         "output": {"role": "assistant", "content": answer}})]
+
+
+def test_a_source_list_in_words_labels_the_passages_and_turns_are_numbered_in_their_conversation():
+    from citecheck.core.traces import number_turns
+
+    docs = [{"id": "a", "content": "Bereavement leave is 5 days."}, {"id": "b", "content": "Annual leave is 28 days."}]
+    words = "Use these.\nSource 1: Bereavement leave is 5 days.\nSource 2: Annual leave is 28 days."
+    read = _read(_langfuse_trace(1, words, docs) + _langfuse_trace(2, "Use these.", docs))
+    by_question = sorted(read.assembled.turns, key=lambda t: t.turn["answered_at"])
+    assert [(t.label_source, [p["label"] for p in t.turn["context"]]) for t in by_question] == [
+        ("prompt", ["1", "2"]), ("document_id", ["a", "b"])]
+    turns = [t.turn for t in by_question]
+    number_turns(turns, {"s": [("earlier", dt.datetime(2026, 11, 22, tzinfo=dt.UTC))]})
+    assert [t["turn_index"] for t in turns] == [2, 3]
