@@ -9,7 +9,7 @@ line says what failed, the run and what to do; `--debug` prints the traceback).
 - `options`: the options several commands share, each defined once, and the argument types
 - `common`: exit codes, JSON output, the warehouse and configuration of the environment
 - `scoring`: score, parse, compare, gate, calibrate, plan (files, no warehouse needed)
-- `loading`: sample, load-sample, load-turns, load-events
+- `loading`: sample, load-sample, load-turns, load-traces, load-events
 - `admin`: init-warehouse, grant-bi, ddl
 - `daily`: run, backfill, stale, runs, gc (the daily job)
 - `outputs`: metrics, report, alerts, suggestions (a published day)
@@ -41,7 +41,8 @@ __all__ = ["EXIT_DAY_LOCKED", "EXIT_OK", "EXIT_SKIPPED", "EXIT_USAGE", "EXIT_VAL
 COMMANDS = (
     scoring.add_score, scoring.add_parse, scoring.add_compare, scoring.add_gate, scoring.add_calibrate,
     loading.add_sample, admin.add_init_warehouse, loading.add_load_sample, loading.add_load_turns,
-    loading.add_load_events, daily.add_stale, daily.add_run, daily.add_backfill, daily.add_runs, daily.add_gc,
+    loading.add_load_traces, loading.add_load_events, daily.add_stale, daily.add_run, daily.add_backfill,
+    daily.add_runs, daily.add_gc,
     outputs.add_metrics, outputs.add_report, outputs.add_alerts, outputs.add_suggestions,
     review.add_review, admin.add_grant_bi, scoring.add_plan, bi.add_bi, admin.add_ddl,
 )

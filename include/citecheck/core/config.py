@@ -256,7 +256,7 @@ def config_from_mapping(data: dict[str, Any]) -> Config:
         for key, value in table.items():
             name = _TOML_KEYS.get((section, key))
             if name is None:
-                if section in {"judge", "job", "warehouse", "validation", "monitor", "report"}:
+                if section in {"judge", "job", "warehouse", "validation", "monitor", "report", "source"}:
                     extra.setdefault(section, {})[key] = value
                     continue
                 raise ConfigError(f"config: unknown key {section}.{key}")
