@@ -38,7 +38,8 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any
 
-DEFAULT_LANGUAGE = "en"
+from citecheck.core.languages import DEFAULT_LANGUAGE, primary_language
+
 NUMBER, PERCENT, AMOUNT, DATE, TIME = "number", "percent", "amount", "date", "time"
 FIGURE_KINDS = (NUMBER, PERCENT, AMOUNT, DATE, TIME)
 # The currencies whose symbols and names are read in running text (ISO codes: every code babel
@@ -74,13 +75,6 @@ class Figure:
 
     def as_dict(self) -> dict[str, object]:
         return {"text": self.text, "kind": self.kind, "value": self.value, "traced": self.traced}
-
-
-@lru_cache(maxsize=256)
-def primary_language(language: str | None) -> str:
-    """The BCP 47 primary subtag, lower case ("de-CH" → "de"); none → the default."""
-    code = (language or "").replace("_", "-").split("-")[0].strip().lower()
-    return code or DEFAULT_LANGUAGE
 
 
 # --- reading ------------------------------------------------------------------------------------
