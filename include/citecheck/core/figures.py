@@ -118,11 +118,14 @@ def _locale_marks(language: str) -> tuple[str, str]:
 
 
 _GROUP_CHARS = ",.'\u2019 \u00a0\u202f"
-# A digit number: grouped thousands (comma, dot, apostrophe or a space, groups of three), then an
-# optional decimal part; or plain digits with an optional decimal part.
-_NUM = (r"\d{1,3}(?:[,.'\u2019\u00a0\u202f ]\d{3})+(?:[.,]\d+)?(?![\d])"
+# A digit number: grouped thousands (comma, dot, apostrophe or a space, groups of three), or the
+# Indian grouping CLDR gives hi, bn, mr … ("12,34,567.5": twos, then a three), then an optional
+# decimal part; or plain digits with an optional decimal part.
+_NUM = (r"\d{1,2}(?:,\d{2})+,\d{3}(?:\.\d+)?(?![\d])"
+        r"|\d{1,3}(?:[,.'\u2019\u00a0\u202f ]\d{3})+(?:[.,]\d+)?(?![\d])"
         r"|\d+(?:[.,]\d+)?")
 _NUMBER_RE = re.compile(rf"(?=\d)(?<![0-9.,])(?:{_NUM})")
+_PERCENT_SIGNS = "%\u066a\ufe6a"  # % ٪ ﹪ (full-width ％ reads as %)
 _NO_NUMBER_BEFORE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-")  # glued to a word
 _DIGIT = re.compile(r"\d")
 _ORDINAL_SUFFIX = re.compile(r"(?:st|nd|rd|th|er|e|ème|eme|º|ª|o|a)\b")
@@ -224,7 +227,7 @@ def _patterns(language: str) -> dict[str, re.Pattern[str]]:
     words = PERCENT_WORDS.get(language, ()) + (PERCENT_WORDS["en"] if language != "en" else ())
     percent_words = "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
     # anchored where a number ends (a unit after it) or where it starts (a currency before it)
-    percent_after = re.compile(rf"\s?(?:%|(?:{percent_words})\b)")
+    percent_after = re.compile(rf"\s?(?:[{_PERCENT_SIGNS}]|(?:{percent_words})\b)")
     cur = currency.pattern
     currency_after = re.compile(rf"\s?(?P<cur>{cur})", re.IGNORECASE)
     months = _month_names(language)
@@ -452,6 +455,9 @@ def _find(text: str, language: str) -> tuple[Figure, ...]:
         if glued and before is None:
             continue
         percent = pats["percent_after"].match(rt, end)
+        if percent is None and start and rt[start - 1] in _PERCENT_SIGNS:  # "%25": CLDR's Turkish order
+            add(start - 1, end, PERCENT, f"{plain_decimal(number)}%")
+            continue
         after = None if percent is not None else pats["currency_after"].match(rt, end)
         if after is not None and not _joined(rt, after.end()):
             code = codes.get(after.group("cur").lower())

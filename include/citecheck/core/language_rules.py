@@ -34,6 +34,7 @@ from citecheck.core.languages import DEFAULT_LANGUAGE, language_or_default
 
 _OPENERS = "([{\"'\u00ab\u201c\u2018\u00bf\u00a1"  # ( [ { " ' « “ ‘ ¿ ¡
 _ELISION = re.compile(r"^\w{1,3}['\u2019]")  # l'art. d'env. dell'art.
+_GLUED_MAX = 8  # a dotted token this short with no space after its dot is an abbreviation ("Αίλ.Δ.", "z.B.")
 _ORDINAL = re.compile(r"(?:^|[\s(])\d{1,3}\.$")  # "den 3." "sözleşmenin 3."
 _DATA = "data/languages"
 NUMERIC_ONLY = "#NUMERIC_ONLY#"  # a Moses prefix that holds only before a digit
@@ -205,6 +206,9 @@ class LanguageRules:
         lower-case letter (so it does not end a sentence)?"""
         tail = piece.rstrip()
         nxt = following.lstrip()
+        if len(tail) == len(piece) and piece.endswith(".") and following[:1].isalpha() \
+                and len(piece.rsplit(None, 1)[-1]) <= _GLUED_MAX:  # "Αίλ.Δ.": one token, cut by the segmenter
+            return True
         if tail.endswith(".") and nxt and (nxt[0].islower() or (nxt[0] in _OPENERS and nxt[1:2].islower())):
             return True  # UAX #29 SB8: no sentence starts in lower case after a full stop
         tail = tail.casefold()
