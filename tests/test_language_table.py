@@ -7,6 +7,7 @@ the one `und` → `en` fallback (issue 35): a restatement anywhere else in the p
 from __future__ import annotations
 
 import ast
+import tomllib
 import unicodedata
 from collections import Counter
 from importlib import resources
@@ -105,9 +106,10 @@ def _moses_rows() -> list[tuple[str, str, list[list]]]:
     """Per shipped language with a Moses list: an answer around every prefix of the list ("Text
     pkt. 3 Nowak" for a numeric-only one, else before a capitalised name), which stays one sentence."""
     rows = []
-    for code, rules in sorted(DEFAULTS.items()):
-        data = resources.files("citecheck.core").joinpath(f"data/languages/{code}.toml").read_text("utf-8")
-        moses = next((line.split("'")[1] for line in data.splitlines() if line.startswith("moses = ")), None)
+    for code in sorted(DEFAULTS):
+        data_file = resources.files("citecheck.core").joinpath(f"data/languages/{code}.toml")
+        data = tomllib.loads(data_file.read_text("utf-8"))
+        moses = data.get("moses")
         if moses is None:
             continue
         text = (resources.files("sentence_splitter") / "non_breaking_prefixes" / f"{moses}.txt").read_text("utf-8")
