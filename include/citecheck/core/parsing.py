@@ -36,8 +36,11 @@ _LINE_BREAK = re.compile(rf"\n|(?=[{_GLYPHS}])")  # a bullet glyph inside a line
 _STOP_BEFORE = regex.compile(  # any script's stop (. ! ? … 。 ！ ？ । ؟ ։ …), then closing quotes or brackets
     r"[\p{Sentence_Terminal}\u2026][\"'\u201d\u2019\u00bb)\]\u300d\u300f\uff09]*$")
 _HAS_WORD = re.compile(r"\w")
+_UNIT = r"(?:\b(?:km|kg|cm|mm|ml|kWh)|(?<=\d)\s?(?:m|g|l|h))\."
+_NEXT_CAPITAL = r"[A-Z\u00c0-\u00d6\u00d8-\u00de\u00bf\u00a1]"
 _UNIT_STOP = re.compile(  # a unit symbol ending a sentence: the next one opens with a capital, ¿ or ¡
-    r"(?:\b(?:km|kg|cm|mm|ml|kWh)|(?<=\d)\s?(?:m|g|l|h))\.(?=\s+[A-Z\u00c0-\u00d6\u00d8-\u00de\u00bf\u00a1])")
+    rf"{_UNIT}(?=\s+{_NEXT_CAPITAL})")
+_UNIT_END = re.compile(rf"{_UNIT}\s*$")  # a piece cut there: no abbreviation list ("km", "h") joins it again
 _FULL_STOPS = frozenset("\u3002\uff01\uff1f")  # 。！？
 _AFTER_FULL_STOP = re.compile(  # after 。！？, unless a closing quote or bracket or another stop follows
     r"(?<=[\u3002\uff01\uff1f])(?=[^\s\u3002\uff01\uff1f\u300d\u300f\uff09)\]\"'\u201d\u2019])")
@@ -355,7 +358,9 @@ def _sentence_spans(text: str, rules: LanguageRules) -> list[tuple[int, int]]:
                              _SURROGATE.sub("\ufffd", body) if _SURROGATE.search(body) else body):
             s, e = pos, pos + len(piece)
             pos = e
-            if merged and rules.ends_with_abbreviation(body[merged[-1][0]:merged[-1][1]], piece):
+            before = body[merged[-1][0]:merged[-1][1]] if merged else ""
+            if merged and rules.ends_with_abbreviation(before, piece) \
+                    and not (_UNIT_END.search(before) and re.match(rf"\s*{_NEXT_CAPITAL}", piece)):
                 merged[-1][1] = e
             else:
                 merged.append([s, e])
