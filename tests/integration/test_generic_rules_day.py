@@ -58,3 +58,23 @@ def test_a_language_without_rules_is_counted_per_turn_per_day_and_named_in_the_r
     report = write_report(engine, DAY, tmp_path / "report.html").read_text(encoding="utf-8")
     assert 'id="generic-rules"' in report and 'data-language="sw"' in report
     assert f"{100 * 2 / answers:.1f}% of the day's answers" in report
+
+
+def test_score_json_says_which_turns_the_generic_rules_read(tmp_path):
+    import json
+
+    from citecheck.cli import main
+
+    context = [{"label": "S1", "text": "Bidhaa zinaweza kurudishwa ndani ya siku 30."}]
+    turns = [{"turn_id": "sw1", "question": "q", "answer": SWAHILI.format(label="S1"), "context": context,
+              "attributes": {"language": "sw"}},
+             {"turn_id": "ru1", "question": "q", "answer": "Товар можно вернуть, напр. обувь, в течение 30 дней [S1].",
+              "context": context, "attributes": {"language": "ru"}}]
+    (tmp_path / "turns.jsonl").write_text("".join(json.dumps(t) + "\n" for t in turns), encoding="utf-8")
+    (tmp_path / "judge.json").write_text(json.dumps({"kind": "recorded", "judgments": []}), encoding="utf-8")
+    assert main(["score", "--turns", str(tmp_path / "turns.jsonl"), "--judge", str(tmp_path / "judge.json"),
+                 "--out", str(tmp_path / "out.json")]) == 0
+    out = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    assert {t["turn_id"]: (t["language"], t["language_rules_generic"]) for t in out["turns"]} == {
+        "sw1": ("sw", True), "ru1": ("ru", False)}
+    assert {t["turn_id"]: len(t["sentences"]) for t in out["turns"]} == {"sw1": 2, "ru1": 1}
