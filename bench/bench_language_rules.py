@@ -10,7 +10,8 @@ refusals and figures; each sentence as a reader splits it, with its labels and n
 A sentence is right when the parser gives one sentence with the same text, the same labels and the
 same check-worthiness reason. The structural pass: `structure_turn` over a bundled sample day
 (`citecheck.demo`, English and the demo's German, French, Spanish and Japanese turns), best of
-`--repeat` runs, each tree in its own process, alternating.
+`--repeat` runs (CPU time of the process, less shaken by a loaded machine than wall time), each
+tree in its own process, alternating.
 
 Run: `.venv/bin/python bench/bench_language_rules.py [--baseline /path/to/main/include] [--turns 3000]`.
 """
@@ -89,9 +90,9 @@ config = Config()
 best = None
 for _ in range({repeat}):
     history = ConversationHistory()
-    started = time.perf_counter()
+    started = time.process_time()
     sentences = sum(len(structure_turn(t, config, history).sentences) for t in turns)
-    took = time.perf_counter() - started
+    took = time.process_time() - started
     best = took if best is None else min(best, took)
 print(json.dumps({{"turns": len(turns), "sentences": sentences, "seconds": best}}))
 """
@@ -101,14 +102,14 @@ def structural(baseline: str, turns: int, repeat: int) -> None:
     """The structural pass on the bundled sample: this tree and the baseline, alternating."""
     code = _STRUCTURAL.format(turns=turns, languages=turns // 10, repeat=repeat)
     results: dict[str, list[dict]] = {"this tree": [], "baseline": []}
-    for _ in range(2):
+    for _ in range(3):
         for name, include in (("baseline", baseline), ("this tree", str(INCLUDE))):
             env = {**os.environ, "PYTHONPATH": include}
             out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
             results[name].append(json.loads(out.stdout.strip().splitlines()[-1]))
     load = os.getloadavg()[0]
     print(f"\nstructural pass on the bundled sample (CPU: {cpu_name()}, load average {load:.2f}), best of "
-          f"{repeat} × 2 processes each:")
+          f"{repeat} × 3 processes each, CPU seconds:")
     base = min(r["seconds"] for r in results["baseline"])
     for name in ("baseline", "this tree"):
         best = min(r["seconds"] for r in results[name])
