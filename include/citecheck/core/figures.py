@@ -2,9 +2,11 @@
 
 `find_figures(text, language)` finds the figures of a text: numbers written with digits (the
 language's decimal mark and digit grouping with commas, dots, spaces or apostrophes understood,
-full-width digits read, ordinals such as 20th), cardinal number words from two upward (in the
-languages `text2num` reads: en, de, fr, es, it, pt, nl), percentages, amounts with a currency,
-dates and times, each with its normalised `value`:
+the Indian grouping "12,34,567", the digits of every Unicode numbering system read (Arabic-Indic
+"٣٠", Persian, Devanagari, Thai, full-width: "٣٠ يومًا" and "30 يومًا" are one figure), ordinals
+such as 20th), cardinal number words from two upward (in the languages `text2num` reads: en, de,
+fr, es, it, pt, nl), percentages (the sign after the number or, as CLDR writes Turkish, before it),
+amounts with a currency, dates and times, each with its normalised `value`:
 
 | kind | value |
 |---|---|
