@@ -178,6 +178,7 @@ class Config:
             question_marks=shipped.question_marks if shipped else "",
             segmenter=shipped.segmenter if shipped else "sentencex",
             continuations=shipped.continuations if shipped else (),
+            lower_case_continues=shipped is not None,
         )
 
     @property

@@ -10,11 +10,13 @@ non-breaking prefix lists that `sentence-splitter` ships (`<code>.txt`; a `#NUME
 "pkt", "Nr", only before a digit); sentencex's own lists stay underneath.
 
 Every language, shipped or not, reads the Unicode rules: a sentence ends after any character of
-the Sentence_Terminal property (। ؟ ። ။ …), a question ends in any question mark Unicode names
-(? ？ ؟ ፧ ; ⁇ …) or carries the Armenian ՞, and a full stop followed by a lower-case letter ends
-no sentence (UAX #29 rule SB8: "напр. обувь", "t.ex. skor"). A language without shipped rules (and
-`und`) gets these *generic* rules with the `[segmentation]` and `[check_worthiness]` sections, and
-is counted (`language_rules_generic`); English's rules are those sections. `[languages.<code>]`
+the Sentence_Terminal property (। ؟ ። ။ …) and a question ends in any question mark Unicode names
+(? ？ ؟ ፧ ; ⁇ …) or carries the Armenian ՞. In the languages of the data files a full stop
+followed by a lower-case letter ends no sentence (UAX #29 rule SB8: "напр. обувь", "t.ex. skor");
+English, `und` and the generic rules keep sentencex's reading there (it knows English's
+abbreviations, and a passage's "… claim. lower-case …" stays two sentences, as before). A
+language without shipped rules (and `und`) gets these *generic* rules with the `[segmentation]`
+and `[check_worthiness]` sections, and is counted (`language_rules_generic`); English's rules are those sections. `[languages.<code>]`
 sections extend a language's `abbreviations` and `refusals` and replace its `non_claim_patterns`
 and `refusal_patterns` (`citecheck.core.config`). Patterns are searched, case-insensitively, in the
 sentence as `normalise_for_match` gives it (whitespace collapsed, case folded, curly quotes
@@ -147,6 +149,7 @@ class LanguageRules:
     question_marks: str = ""
     segmenter: str = "sentencex"
     continuations: tuple[str, ...] = ()
+    lower_case_continues: bool = False  # UAX #29 SB8 (the data-file languages; English keeps its sections)
 
     @property
     def generic(self) -> bool:
@@ -209,7 +212,8 @@ class LanguageRules:
         if len(tail) == len(piece) and piece.endswith(".") and following[:1].isalpha() \
                 and len(piece.rsplit(None, 1)[-1]) <= _GLUED_MAX:  # "Αίλ.Δ.": one token, cut by the segmenter
             return True
-        if tail.endswith(".") and nxt and (nxt[0].islower() or (nxt[0] in _OPENERS and nxt[1:2].islower())):
+        if self.lower_case_continues and tail.endswith(".") and nxt \
+                and (nxt[0].islower() or (nxt[0] in _OPENERS and nxt[1:2].islower())):
             return True  # UAX #29 SB8: no sentence starts in lower case after a full stop
         tail = tail.casefold()
         words = tail.rsplit(None, 1)
