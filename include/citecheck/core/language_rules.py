@@ -17,8 +17,8 @@ English, `und` and the generic rules keep sentencex's reading there (it knows En
 abbreviations, and a passage's "… claim. lower-case …" stays two sentences, as before). A
 language without shipped rules (and `und`) gets these *generic* rules with the `[segmentation]`
 and `[check_worthiness]` sections, and is counted (`language_rules_generic`); English's rules are
-those sections. `[languages.<code>]` sections extend a language's `abbreviations` and `refusals` and replace its `non_claim_patterns`
-and `refusal_patterns` (`citecheck.core.config`). Patterns are searched, case-insensitively, in the
+those sections. `[languages.<code>]` sections extend a language's `abbreviations` and `refusals`
+and replace its `non_claim_patterns` and `refusal_patterns` (`citecheck.core.config`). Patterns are searched, case-insensitively, in the
 sentence as `normalise_for_match` gives it (whitespace collapsed, case folded, curly quotes
 straight).
 """
