@@ -2,23 +2,23 @@
 language, the abbreviations and ordinal dots a sentence never ends on, every script's stops) and
 which sentences are offers, questions to the user or refusals.
 
-Shipped rules for 30 languages, one data file each (`data/languages/<code>.toml`, with the source
-of its phrases): closing offers and refusals as patterns, abbreviations beyond the maintained list,
+Shipped rules for 30 languages, one data file each (`data/languages/<code>.toml`, with the source of
+its phrases): closing offers and refusals as patterns, abbreviations beyond the maintained list,
 whether the language writes ordinals with a dot ("3. Absatz", "3. maddesi": from ICU's RBNF
 `%digits-ordinal`), its extra question marks (Greek ";"). Abbreviations come from the Moses
 non-breaking prefix lists that `sentence-splitter` ships (`<code>.txt`; a `#NUMERIC_ONLY#` prefix,
 "pkt", "Nr", only before a digit); sentencex's own lists stay underneath.
 
-Every language, shipped or not, reads the Unicode rules: a sentence ends after any character of
-the Sentence_Terminal property (। ؟ ። ။ …) and a question ends in any question mark Unicode names
-(? ？ ؟ ፧ ; ⁇ …) or carries the Armenian ՞. In the languages of the data files a full stop
-followed by a lower-case letter ends no sentence (UAX #29 rule SB8: "напр. обувь", "t.ex. skor");
-English, `und` and the generic rules keep sentencex's reading there (it knows English's
-abbreviations, and a passage's "… claim. lower-case …" stays two sentences, as before). A
-language without shipped rules (and `und`) gets these *generic* rules with the `[segmentation]`
-and `[check_worthiness]` sections, and is counted (`language_rules_generic`); English's rules are
-those sections. `[languages.<code>]` sections extend a language's `abbreviations` and `refusals`
-and replace its `non_claim_patterns` and `refusal_patterns` (`citecheck.core.config`). Patterns are searched, case-insensitively, in the
+Every language, shipped or not, reads the Unicode rules: a sentence ends after any character of the
+Sentence_Terminal property (। ؟ ። ။ …) and a question ends in any question mark Unicode names (? ？ ؟
+፧ ; ⁇ …) or carries the Armenian ՞. In the languages of the data files a full stop followed by a
+lower-case letter ends no sentence (UAX #29 rule SB8: "напр. обувь", "t.ex. skor"); English, `und`
+and the generic rules keep sentencex's reading there (it knows English's abbreviations, and a
+passage's "… claim. lower-case …" stays two sentences, as before). A language without shipped rules
+(and `und`) gets these *generic* rules with the `[segmentation]` and `[check_worthiness]` sections,
+and is counted (`language_rules_generic`); English's rules are those sections. `[languages.<code>]`
+sections extend a language's `abbreviations` and `refusals` and replace its `non_claim_patterns` and
+`refusal_patterns` (`citecheck.core.config`). Patterns are searched, case-insensitively, in the
 sentence as `normalise_for_match` gives it (whitespace collapsed, case folded, curly quotes
 straight).
 """
