@@ -24,6 +24,7 @@ select
     figures,
     language,
     language_source,
+    language_rules_generic,
     run_id,
     config_hash,
     judge_versions

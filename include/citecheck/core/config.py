@@ -54,7 +54,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from citecheck.core.language_rules import DEFAULT_LANGUAGE, DEFAULTS, LanguageRules
+from citecheck.core.language_rules import DEFAULTS, LanguageRules, shipped_code
+from citecheck.core.languages import DEFAULT_LANGUAGE, UNDETERMINED
 from citecheck.core.turns import DEFAULT_MAX_ANSWER_CHARS
 
 DEFAULT_MARKER_PATTERN = r"\[(?P<labels>[A-Za-z]{0,3}\d+(?:\s*[,;]\s*[A-Za-z]{0,3}\d+)*)\]"
@@ -150,15 +151,17 @@ class Config:
     def rules_for(self, language: str | None) -> LanguageRules:
         """The segmentation and check-worthiness rules of a language (None: undetermined): the
         shipped defaults of `citecheck.core.language_rules` with its `[languages.<code>]` section;
-        English and a language without defaults use `[segmentation]` and `[check_worthiness]`."""
-        code = language or "und"
+        English and a language without defaults (the generic rules) use `[segmentation]` and
+        `[check_worthiness]`."""
+        code = language or UNDETERMINED
         found = self._language_rules.get(code)
         if found is None:
             found = self._language_rules[code] = self._resolve_rules(code)
         return found
 
     def _resolve_rules(self, code: str) -> LanguageRules:
-        shipped = DEFAULTS.get(code) if code != DEFAULT_LANGUAGE else None
+        found = shipped_code(code)
+        shipped = DEFAULTS[found] if found is not None and found != DEFAULT_LANGUAGE else None
         own = {key: values for c, key, values in self.languages if c == code}
         abbreviations = shipped.abbreviations if shipped else self.abbreviations
         non_claims = shipped.non_claim_patterns if shipped else self.non_claim_patterns
@@ -169,6 +172,13 @@ class Config:
             refusals=(*self.refusals, *own.get("refusals", ())),
             refusal_patterns=own.get("refusal_patterns", refusal_patterns),
             non_claim_patterns=own.get("non_claim_patterns", non_claims),
+            numeric_abbreviations=frozenset(a.casefold() for a in shipped.numeric_abbreviations) if shipped
+            else frozenset(),
+            ordinal_dot=shipped.ordinal_dot if shipped else False,
+            question_marks=shipped.question_marks if shipped else "",
+            segmenter=shipped.segmenter if shipped else "sentencex",
+            continuations=shipped.continuations if shipped else (),
+            lower_case_continues=shipped is not None,
         )
 
     @property
@@ -269,9 +279,9 @@ def config_from_mapping(data: dict[str, Any]) -> Config:
             raise ConfigError(f"config: invalid regular expression for {attr}: {exc}") from exc
     # the check-worthiness patterns: [check_worthiness] (English and languages without defaults),
     # then each [languages.<code>] section's
-    for code in ("und", *sorted({c for c, _, _ in config.languages})):
+    for code in (UNDETERMINED, *sorted({c for c, _, _ in config.languages})):
         rules = config.rules_for(code)
-        where = "[check_worthiness]" if code == "und" else f"[languages.{code}]"
+        where = "[check_worthiness]" if code == UNDETERMINED else f"[languages.{code}]"
         for attr in ("refusal_res", "non_claim_res"):
             try:
                 getattr(rules, attr)

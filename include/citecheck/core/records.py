@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from citecheck.core.language_rules import has_shipped_rules
 from citecheck.core.metrics import ScoredTurn, full_counts, ratios, turn_counts, values
 from citecheck.core.structural import claim_figures
 from citecheck.core.verdicts import NOT_SELECTED, SentenceVerdict, evidence_windows
@@ -76,6 +77,7 @@ def sentence_row(v: SentenceVerdict, turn_id: str, conversation_id: str | None, 
     return {"turn_id": turn_id, "sentence_index": v.sentence.index, "conversation_id": conversation_id,
             **fields, "reason": reason, "llm": record["llm"] or None, "first_stage": record["first_stage"] or None,
             "best_windows": evidence_windows(v), "language": language, "language_source": language_source,
+            "language_rules_generic": None if language is None else not has_shipped_rules(language),
             "figures": record["figures"]}
 
 
@@ -200,6 +202,7 @@ def turn_json(scored: ScoredTurn, *, judged: bool = True) -> dict[str, Any]:
         "attributes": dict(st.turn.attributes),
         "language": st.language,
         "language_source": st.language_source,
+        "language_rules_generic": st.language_rules_generic,
         "is_refusal": st.is_refusal,
         "sentences": sentences,
         "pointer_problems": [

@@ -501,6 +501,7 @@ CREATE TABLE IF NOT EXISTS sentence_verdicts (
 	figures JSON,
 	language VARCHAR(16),
 	language_source VARCHAR(10),
+	language_rules_generic BOOLEAN,
 	run_id VARCHAR(64) NOT NULL,
 	config_hash VARCHAR(32) NOT NULL,
 	judge_versions VARCHAR(400),
@@ -516,6 +517,8 @@ COMMENT ON COLUMN sentence_verdicts.figures IS 'check-worthy sentences: [{text, 
 COMMENT ON COLUMN sentence_verdicts.language IS 'the turn''s language: ISO 639 code of its logged language/locale, else detected; und';
 
 COMMENT ON COLUMN sentence_verdicts.language_source IS 'logged | detected';
+
+COMMENT ON COLUMN sentence_verdicts.language_rules_generic IS 'the turn''s language has no shipped rules: split and read by the generic (Unicode) rules';
 
 CREATE TABLE IF NOT EXISTS skipped_turns (
 	day DATE NOT NULL,
@@ -829,6 +832,7 @@ CREATE TABLE IF NOT EXISTS stage_sentence_verdicts (
 	figures JSON,
 	language VARCHAR(16),
 	language_source VARCHAR(10),
+	language_rules_generic BOOLEAN,
 	PRIMARY KEY (run_id, turn_id, sentence_index)
 );
 
@@ -841,6 +845,8 @@ COMMENT ON COLUMN stage_sentence_verdicts.figures IS 'check-worthy sentences: [{
 COMMENT ON COLUMN stage_sentence_verdicts.language IS 'the turn''s language: ISO 639 code of its logged language/locale, else detected; und';
 
 COMMENT ON COLUMN stage_sentence_verdicts.language_source IS 'logged | detected';
+
+COMMENT ON COLUMN stage_sentence_verdicts.language_rules_generic IS 'the turn''s language has no shipped rules: split and read by the generic (Unicode) rules';
 
 CREATE TABLE IF NOT EXISTS stage_skipped (
 	run_id VARCHAR(64) NOT NULL,

@@ -195,6 +195,8 @@ def _sentence_columns() -> list[Column]:
         Column("figures", JSON, nullable=True,
                comment="check-worthy sentences: [{text, kind, value, traced}] (SPEC 3.5); traced null: no cited text"),
         *_language_columns(),
+        Column("language_rules_generic", Boolean, nullable=True,
+               comment="the turn's language has no shipped rules: split and read by the generic (Unicode) rules"),
     ]
 
 

@@ -24,15 +24,11 @@ from typing import Protocol
 
 from citecheck.core.claims.verify import split_problem
 from citecheck.core.config import Config
-from citecheck.core.figures import primary_language
+from citecheck.core.languages import primary_language
 from citecheck.core.model import StructuredTurn
 from citecheck.core.text import normalise_statement
 
 log = logging.getLogger(__name__)
-
-
-# the language a turn tagged `und` (undetermined, SPEC §2.2) is split as
-UNDETERMINED_AS = "en"
 
 
 class Splitter(Protocol):
@@ -85,8 +81,7 @@ def splits_language(splitter: Splitter, language: str) -> bool:
     """Whether `splitter` splits sentences of this turn language (`und` is split as English)."""
     if splitter.languages is None:
         return True
-    code = primary_language(language)
-    return (UNDETERMINED_AS if code == "und" else code) in splitter.languages
+    return primary_language(language) in splitter.languages
 
 
 def split_turn(st: StructuredTurn, splitter: Splitter | None, max_claims: int) -> StructuredTurn:

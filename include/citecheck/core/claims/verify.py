@@ -18,7 +18,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from citecheck.core.figures import DEFAULT_LANGUAGE, figures_added
+from citecheck.core.figures import figures_added
+from citecheck.core.languages import DEFAULT_LANGUAGE
 
 _WORD = re.compile(r"[^\W\d_]+(?:['\u2019-][^\W\d_]+)*")
 

@@ -171,6 +171,10 @@ REGISTRY: tuple[Metric, ...] = (
            watch=Watch(abs=0.05)),
     Metric("uncited_figure_rate", "uncited_figure_sentences", "figure_sentences", S,
            ("with a figure and no citation", "sentences with figures"), interval=True, watch=Watch(abs=0.05)),
+    # answers whose language has no shipped rules (SPEC §2.2): split and read by the generic (Unicode)
+    # rules; the report names each such language with its share (`report.data.ReportData.generic_rules`)
+    Metric("language_rules_generic_share", "generic_rules_answers", "answers", S,
+           ("answers by generic rules", "answers"), turn_level=True),
     # judged, the turns selected for judging, unjudged sentences excluded (SPEC §4-5)
     Metric("citation_recall", SUPPORTED, "judged_sentences", J, (SUPPORTED, _JS), headline=2, tile=1,
            report=(SLICES,), watch=Watch(abs=0.05),
@@ -353,7 +357,7 @@ COUNT_KEYS = (
     "first_stage_false_fail", "answers_rewrite_or_block", "pointer_problem_citations",
     *(f"pointer_problem_citations_{kind}" for kind in POINTER_PROBLEM_KINDS), "unverified_citations",
     "no_source_text_sentences", "language_unsupported_sentences", *READER_COUNT_KEYS, "figure_sentences",
-    "uncited_figure_sentences", "traceable_figure_sentences", "untraced_figure_sentences",
+    "uncited_figure_sentences", "traceable_figure_sentences", "untraced_figure_sentences", "generic_rules_answers",
 )
 # Each range a metric's values can have -> (the rule that checks it, what it checks); `invariants`
 # and the validation gate check every metric against its range under this rule's name.
