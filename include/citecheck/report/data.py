@@ -77,6 +77,7 @@ class ReportData:
     # a claims mode: the day's partially supported sentences with their claims (the claims panel)
     partially_supported: list[dict[str, Any]] = field(default_factory=list)
     unchecked: list[dict[str, Any]] = field(default_factory=list)  # what could not be checked and why
+    skipped: list[dict[str, Any]] = field(default_factory=list)  # the day's skipped turns by reason
 
     @property
     def unchecked_other(self) -> float:
@@ -152,6 +153,7 @@ def gather(engine: Engine, day: dt.date, trend_days: int = 28, *, flagged_limit:
         partially_supported=read_model.partially_supported_sentences(engine, day, flagged_limit)
         if "claim_recall" in by_metric else [],
         unchecked=[by_metric[m] for m in UNCHECKED_METRICS if m in by_metric],
+        skipped=read_model.skipped_reasons(engine, day),
         decision=read_model.day_decision(engine, day),
     )
 
