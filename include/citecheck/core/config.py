@@ -248,6 +248,9 @@ def config_from_mapping(data: dict[str, Any]) -> Config:
                 raise ConfigError("config: criteria must be an array of tables ([[criteria]])")
             extra["criteria"] = table
             continue
+        if section == "gate":  # [gate]: the criteria's coverage limits, validated with them
+            extra["gate"] = table
+            continue
         if not isinstance(table, dict):
             raise ConfigError(f"config: [{section}] must be a table")
         if section == "languages":
