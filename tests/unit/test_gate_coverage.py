@@ -115,5 +115,6 @@ def test_score_with_criteria_bounds_its_skipped_turns(tmp_path):
 def test_invalid_gate_limits_exit_2(tmp_path, capsys, table, message):
     _score(tmp_path, "candidate", turns(["single"] * 5, "candidate"))
     capsys.readouterr()
-    code = main(["gate", "--candidate", str(tmp_path / "candidate.json"), "--criteria", str(_criteria(tmp_path, table))])
+    criteria = _criteria(tmp_path, table)
+    code = main(["gate", "--candidate", str(tmp_path / "candidate.json"), "--criteria", str(criteria)])
     assert code == EXIT_USAGE and message in capsys.readouterr().err
