@@ -5,8 +5,6 @@ sentence stays whole and the rejection is counted."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from citecheck.core.claims import RecordedSplitter, RejectedSplit, apply_splits, split_problem, split_turn
@@ -16,7 +14,6 @@ from citecheck.core.pipeline import structure_turns
 from citecheck.core.turns import turn_from_dict
 from citecheck.judges.llm.claims import SPLIT_READER, split_request
 from citecheck.judges.llm.config import LLMConfig
-
 
 
 def _turn(answer: str, language: str = "en"):
@@ -32,7 +29,8 @@ def _turn(answer: str, language: str = "en"):
     ("en", "Clearance items cannot be returned.", ["Clearance items can always be returned."]),
     ("en", "Refunds are issued within 5 days.", ["Refunds are never issued within 5 days."]),
     ("en", "Items can't be exchanged and are final.", ["Items can be exchanged.", "Items are final."]),
-    ("de", "Reduzierte Artikel können nicht zurückgegeben werden.", ["Reduzierte Artikel können zurückgegeben werden."]),
+    ("de", "Reduzierte Artikel können nicht zurückgegeben werden.",
+     ["Reduzierte Artikel können zurückgegeben werden."]),
     ("fr", "Les articles soldés ne sont pas remboursés.", ["Les articles soldés sont remboursés."]),
     ("es", "Los artículos rebajados no se devuelven.", ["Los artículos rebajados se devuelven."]),
     ("ja", "セール品は返品できません。", ["セール品は返品できます。"]),
@@ -45,7 +43,8 @@ def test_a_claim_whose_polarity_differs_is_rejected(language, sentence, claims):
 @pytest.mark.parametrize(("language", "sentence", "claims"), [
     ("en", "The plan is not cheap and it includes support.", ["The plan is not cheap.", "The plan includes support."]),
     ("en", "Items cannot be returned or exchanged.", ["Items can't be returned.", "Items cannot be exchanged."]),
-    ("de", "Der Plan ist nicht billig und enthält Support.", ["Der Plan ist nicht billig.", "Der Plan enthält Support."]),
+    ("de", "Der Plan ist nicht billig und enthält Support.",
+     ["Der Plan ist nicht billig.", "Der Plan enthält Support."]),
     ("xx", "Clearance items cannot be returned.", ["Clearance items can be returned."]),  # no cue list: not read
 ])
 def test_a_split_that_keeps_each_negation_is_kept(language, sentence, claims):
