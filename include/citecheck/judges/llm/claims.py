@@ -33,7 +33,7 @@ from citecheck.judges.llm.assessment import Assessment
 from citecheck.judges.llm.batch_state import BatchStateStore
 from citecheck.judges.llm.config import LLMConfig
 from citecheck.judges.llm.prompt import REASK_NOTE
-from citecheck.judges.llm.replies import parse_reply
+from citecheck.judges.llm.replies import entries_by_id, parse_reply
 from citecheck.judges.llm.requests import AnswerRequest, estimate_request
 
 log = logging.getLogger(__name__)
@@ -77,12 +77,7 @@ class SplitReader:
         return parse_reply(message, _VALIDATOR)
 
     def assess(self, request: AnswerRequest, data: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
-        entries: dict[str, Mapping[str, Any]] = {}
-        named_twice: set[str] = set()
-        for entry in data["sentences"]:
-            if entry["id"] in entries:
-                named_twice.add(entry["id"])
-            entries[entry["id"]] = entry
+        entries, named_twice = entries_by_id(data)
         asked = {sid for sid, _ in request.sentences}
         out: dict[str, Any] = {}
         for sid, _ in request.sentences:
