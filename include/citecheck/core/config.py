@@ -18,6 +18,8 @@ abbreviations = ["approx.", "e.g.", "i.e."]  # English (and undetermined): a sen
 max_answer_chars = 1000000   # a longer answer is skipped with its size as the reason; 0 = no limit
 max_citations_per_turn = 5000      # a native answer with more citations is skipped, its count the reason; 0 = no limit
 max_citations_per_sentence = 200   # ... or with a sentence carrying more citations than this; 0 = no limit
+max_sentences_per_turn = 10000     # an answer of more sentences is skipped, its size the reason (at least 1:
+                                   # bounds one answer's memory even with max_answer_chars = 0)
 
 [languages.de]         # any language code (SPEC §2.2; defaults: citecheck.core.language_rules)
 abbreviations = ["gem."]   # added to the language's shipped abbreviations
@@ -57,6 +59,10 @@ from typing import Any
 from citecheck.core.language_rules import DEFAULTS, LanguageRules, shipped_code
 from citecheck.core.languages import DEFAULT_LANGUAGE, UNDETERMINED
 from citecheck.core.turns import DEFAULT_MAX_ANSWER_CHARS
+
+# One answer's sentences at most (`[segmentation] max_sentences_per_turn`): with the answer text
+# itself, what bounds one answer's memory whatever `max_answer_chars` says (tests/unit/test_answer_memory.py).
+DEFAULT_MAX_SENTENCES_PER_TURN = 10_000
 
 DEFAULT_MARKER_PATTERN = r"\[(?P<labels>[A-Za-z]{0,3}\d+(?:\s*[,;]\s*[A-Za-z]{0,3}\d+)*)\]"
 DEFAULT_LABEL_SEPARATOR = r"\s*[,;]\s*"
@@ -111,6 +117,7 @@ class Config:
     max_answer_chars: int = DEFAULT_MAX_ANSWER_CHARS  # one such turn would dominate a day's judging
     max_citations_per_turn: int = 5000  # bounded work per answer: beyond it the turn is skipped, its size the reason
     max_citations_per_sentence: int = 200
+    max_sentences_per_turn: int = DEFAULT_MAX_SENTENCES_PER_TURN  # bounds one answer's records, whatever its size
     slice_attributes: tuple[str, ...] = ()
     slice_numbers: bool = True
     slice_multi_citation: bool = True
@@ -215,6 +222,7 @@ _TOML_KEYS: dict[tuple[str, str], str] = {
     ("segmentation", "max_answer_chars"): "max_answer_chars",
     ("segmentation", "max_citations_per_turn"): "max_citations_per_turn",
     ("segmentation", "max_citations_per_sentence"): "max_citations_per_sentence",
+    ("segmentation", "max_sentences_per_turn"): "max_sentences_per_turn",
     ("slices", "attributes"): "slice_attributes",
     ("slices", "numbers"): "slice_numbers",
     ("slices", "multi_citation"): "slice_multi_citation",
@@ -257,6 +265,9 @@ def config_from_mapping(data: dict[str, Any]) -> Config:
             if not isinstance(table, list):
                 raise ConfigError("config: criteria must be an array of tables ([[criteria]])")
             extra["criteria"] = table
+            continue
+        if section == "gate":  # [gate]: the criteria's coverage limits, validated with them
+            extra["gate"] = table
             continue
         if not isinstance(table, dict):
             raise ConfigError(f"config: [{section}] must be a table")
@@ -301,6 +312,9 @@ def config_from_mapping(data: dict[str, Any]) -> Config:
         raise ConfigError('config: claims.mode = "recorded" needs claims.recorded = "PATH" (a JSON file)')
     if config.claims_max < 1:
         raise ConfigError("config: claims.max_claims must be at least 1")
+    if config.max_sentences_per_turn < 1:
+        raise ConfigError("config: segmentation.max_sentences_per_turn must be at least 1 (it bounds one "
+                          "answer's memory; there is no unlimited)")
     if "labels" not in config.marker_re.groupindex:
         raise ConfigError("config: markers.pattern needs a named group (?P<labels>...)")
     return config

@@ -304,14 +304,26 @@ def _parse_date(text: str, language: str) -> tuple[tuple[int, int, int], tuple[s
     return (d.year, d.month, d.day), tuple(getattr(data, "parts", ()) or ())
 
 
+# Detected or logged codes dateparser has no data for, read as the language it has (a macrolanguage's
+# member, a variety's standard): Norwegian `no` as Bokmål, Arabic dialects as Arabic, Wu as Chinese.
+DATEPARSER_ALIASES = {"no": "nb", "arz": "ar", "ary": "ar", "wuu": "zh", "gom": "kok", "sdh": "ckb", "uzs": "uz"}
+
+
+@lru_cache(maxsize=256)
+def dateparser_language(language: str) -> str:
+    """The language dateparser reads a date in: the code itself, its alias, else the default
+    (dateparser refuses an unknown code only once it parses, inside `get_date_data`)."""
+    from dateparser.data.languages_info import language_order
+
+    code = DATEPARSER_ALIASES.get(language, language)
+    return code if code in language_order else DEFAULT_LANGUAGE
+
+
 @lru_cache(maxsize=16)
 def _date_parser(language: str) -> Any:
     from dateparser.date import DateDataParser
 
-    try:
-        return DateDataParser(languages=[language], settings={"PREFER_DAY_OF_MONTH": "first"})
-    except ValueError:
-        return DateDataParser(languages=[DEFAULT_LANGUAGE], settings={"PREFER_DAY_OF_MONTH": "first"})
+    return DateDataParser(languages=[dateparser_language(language)], settings={"PREFER_DAY_OF_MONTH": "first"})
 
 
 def _date_value(ymd: tuple[int, int, int], has_year: bool, has_day: bool) -> str:

@@ -98,7 +98,7 @@ def parse_answer(answer: str, config: Config | None = None, language: str | None
             break
         clean, _, cuts = _strip_markers(clean, cfg, matches)
         _move_all(markers, cuts)
-    spans = _sentence_spans(clean, cfg.rules_for(language))
+    spans = _sentence_spans(clean, cfg.rules_for(language), cfg.max_sentences_per_turn)
     owned: list[list[_Marker]] = [[] for _ in spans]
     if spans:
         starts = [s for s, _ in spans]
@@ -125,7 +125,7 @@ def parse_cited(text: str, spans: Sequence[tuple[int, int]], labels: Sequence[st
     """`parse_plain` with the citations as columns; also returns each sentence's citation indices."""
     cfg = config or _DEFAULT_CONFIG
     check_turn_citation_count(spans, cfg)  # before the answer is segmented: a refused answer costs nothing more
-    sentences = _sentence_spans(text, cfg.rules_for(language))
+    sentences = _sentence_spans(text, cfg.rules_for(language), cfg.max_sentences_per_turn)
     check_sentence_citation_counts(sentences, spans, points, cfg)
     hits_by_sentence = cited_by(text, sentences, spans, points)
     out = []
@@ -342,8 +342,10 @@ def _strip_markers(answer: str, cfg: Config, matches: list[re.Match[str]] | None
     return "".join(pieces), markers, cuts
 
 
-def _sentence_spans(text: str, rules: LanguageRules) -> list[tuple[int, int]]:
-    """(start, end) of each sentence: per line, segmenter output, abbreviation merges, trimmed."""
+def _sentence_spans(text: str, rules: LanguageRules, most: int = 0) -> list[tuple[int, int]]:
+    """(start, end) of each sentence: per line, segmenter output, abbreviation merges, trimmed.
+    `most` (an answer's `max_sentences_per_turn`; 0: a passage, no limit): `TurnError` as soon as
+    the text has more sentences, before the rest is segmented (memory stays bounded)."""
     spans: list[tuple[int, int]] = []
     for offset, line in _lines(text):
         bullet = _BULLET.match(line)
@@ -364,6 +366,8 @@ def _sentence_spans(text: str, rules: LanguageRules) -> list[tuple[int, int]]:
                 merged[-1][1] = e
             else:
                 merged.append([s, e])
+                if most and len(spans) + len(merged) > 2 * most + 1:  # far over: stop segmenting now
+                    raise TurnError(f"answer has more than {most:,} sentences (segmentation.max_sentences_per_turn)")
         for s, e in merged:
             seg = body[s:e]
             lead = len(seg) - len(seg.lstrip())
@@ -372,6 +376,8 @@ def _sentence_spans(text: str, rules: LanguageRules) -> list[tuple[int, int]]:
                 spans.append((offset + s + lead, offset + s + trail))
             elif spans and seg.strip():
                 spans[-1] = (spans[-1][0], offset + s + trail)
+        if most and len(spans) > most:
+            raise TurnError(f"answer has more than {most:,} sentences (segmentation.max_sentences_per_turn)")
     return spans
 
 

@@ -87,6 +87,7 @@ class ReportData:
     # a claims mode: the day's partially supported sentences with their claims (the claims panel)
     partially_supported: list[dict[str, Any]] = field(default_factory=list)
     unchecked: list[dict[str, Any]] = field(default_factory=list)  # what could not be checked and why
+    skipped: list[dict[str, Any]] = field(default_factory=list)  # the day's skipped turns by reason
 
     @property
     def unchecked_other(self) -> float:
@@ -165,6 +166,7 @@ def gather(engine: Engine, day: dt.date, trend_days: int = 28, *, flagged_limit:
         if "claim_recall" in by_metric else [],
         unchecked=[by_metric[m] for m in UNCHECKED_METRICS if m in by_metric],
         generic_rules=generic_rule_languages(engine, day, by_metric.get(GENERIC_RULES_METRIC)),
+        skipped=read_model.skipped_reasons(engine, day),
         decision=read_model.day_decision(engine, day),
     )
 

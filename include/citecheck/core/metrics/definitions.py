@@ -123,6 +123,15 @@ class Metric:
         return (0.0, 1.0) if self.rate else (0.0, None)
 
     @property
+    def axis_unit(self) -> str:
+        """The unit of the axis a chart draws the value on: "share" for a rate, else what it counts
+        per what ("reports per 1,000 answers"); metrics of one unit share an axis, no other."""
+        if self.rate:
+            return "share"
+        per = f"{self.scale:,.0f} " if self.scale != 1.0 else ""
+        return f"{self.units[0]} per {per}{self.units[1]}".strip()
+
+    @property
     def bi_format(self) -> str:
         """The d3 format BI tools show the value with (Superset's `d3format`)."""
         return ".1%" if self.rate else ",.2f" if self.average else ",.1f"
