@@ -22,6 +22,7 @@ select
     first_stage,
     best_windows,
     figures,
+    figure_values,
     language,
     language_source,
     language_rules_generic,
