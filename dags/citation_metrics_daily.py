@@ -82,10 +82,14 @@ def citation_metrics_daily():
     @task(multiple_outputs=False, retries=12, retry_delay=LOCK_RETRY_DELAY, retry_exponential_backoff=True,
           max_retry_delay=dt.timedelta(minutes=10))
     def extract() -> dict:
-        """Takes the day and opens the run; returns the day and run id every later task works on."""
+        """Loads `[source] traces` when configured, then takes the day and opens the run; returns the
+        day and run id every later task works on."""
         from citecheck.job import extract
+        from citecheck.job.traces import load_configured_traces
 
-        return extract(day_run())
+        run = day_run()
+        load_configured_traces(run.engine, run.settings.config, run.day)
+        return extract(run)
 
     # In `[claims] mode = "llm"` it also splits the claims with the LLM (one Message Batch, which a
     # retry reattaches to), so it gets the Anthropic key.

@@ -58,7 +58,8 @@ def test_every_layer_of_the_contracts_is_in_the_layer_picture():
 
 
 def _module_names(path) -> set[str]:
-    """What a module defines or imports, and its string constants (a config key, a column)."""
+    """What a module defines, imports or reads as an attribute (`limits.max_unpaired_share`), and
+    its string constants (a config key, a column)."""
     import ast
 
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -72,6 +73,8 @@ def _module_names(path) -> set[str]:
             out.update((a.asname or a.name).split(".")[0] for a in node.names)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             out.add(node.value)
+        elif isinstance(node, ast.Attribute):
+            out.add(node.attr)
     return out
 
 

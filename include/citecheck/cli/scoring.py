@@ -180,9 +180,14 @@ def cmd_score(args: argparse.Namespace, *, judged: bool = True) -> int:
     report = score(turns, judge, config, skipped)
     payload = report.to_json(judged=judged)
     if criteria is not None:
+        from citecheck.core.coverage import decision_with, skipped_check
         from citecheck.core.criteria import decision_json, evaluate
 
-        payload.update(decision_json(*evaluate(report.scored, criteria), criteria))
+        results, failing = evaluate(report.scored, criteria)
+        check = skipped_check(len(report.skipped), len(report.scored) + len(report.skipped), criteria.limits,
+                              name="turns skipped")
+        payload.update(decision_json(results, failing, criteria), coverage=[check.as_dict()],
+                       decision=decision_with((r.decision for r in results), [check]))
     write_json(payload, args.out)
     if judged and getattr(args, "summary", False):
         sys.stderr.write("\n".join(_summary(payload)) + "\n")

@@ -169,6 +169,9 @@ class BackfillReport:
     published: list[str] = field(default_factory=list)
     up_to_date: list[str] = field(default_factory=list)
     failed_validation: list[str] = field(default_factory=list)
+    locked: list[str] = field(default_factory=list)  # days another run held: skipped, the backfill went on
+    failed: list[str] = field(default_factory=list)  # days whose run failed (warehouse or unexpected error)
+    errors: dict[str, BaseException] = field(default_factory=dict)  # a failed day → its error
     completed: dict[str, list[str]] = field(default_factory=dict)  # up-to-date days whose cut-off run was finished
     reasons: dict[str, str] = field(default_factory=dict)
 
@@ -176,14 +179,16 @@ class BackfillReport:
 @dataclass(frozen=True)
 class DayOutcome:
     """What a backfill did with one day: `outcome` is "published" (it ran and published, as
-    `run_id`), "failed_validation" (it ran; nothing of it was published) or "up_to_date" (it did
-    not run; `run_id` is the run the day stays published with); `reason`: why it ran (`rerun_reason`)
+    `run_id`), "failed_validation" (it ran; nothing of it was published), "locked" (another run
+    held the day: not run), "failed" (its run failed: `error` says why) or "up_to_date" (it did not
+    run; `run_id` is the run the day stays published with); `reason`: why it ran (`rerun_reason`)
     or why it did not."""
 
     day: dt.date
     outcome: str
     reason: str
     run_id: str | None
+    error: str | None = None
 
     def line(self) -> str:
         """The outcome as one line a person reads."""
@@ -191,6 +196,10 @@ class DayOutcome:
             return f"{self.day}  published by run {self.run_id} · ran because: {self.reason}"
         if self.outcome == "failed_validation":
             return f"{self.day}  failed validation, nothing of it published · ran because: {self.reason}"
+        if self.outcome == "locked":
+            return f"{self.day}  locked, not run: {self.error} · would have run because: {self.reason}"
+        if self.outcome == "failed":
+            return f"{self.day}  failed, nothing of it published unless its publish committed: {self.error}"
         return f"{self.day}  skipped: {self.reason}"
 
 
@@ -225,34 +234,53 @@ def backfill(engine: Engine, days: Iterable[dt.date], settings: JobSettings, *, 
              on_failure: Callable[[dt.date, ValidationFailed], None] | None = None,
              on_day: Callable[[DayOutcome], None] | None = None) -> BackfillReport:
     """Run each day that is not published with these settings, or is stale (`rerun_reason`; all
-    of them with `force`); a day that fails validation is reported and the backfill goes on.
-    `on_day(DayOutcome)` hears what happened to each day as soon as it is decided."""
+    of them with `force`); a day that fails validation, that another run holds (`DayLocked`, after
+    `lock_wait_s`) or whose run fails on any other error is reported and the backfill goes on to
+    the next day. `on_day(DayOutcome)` hears what happened to each day as soon as it is decided."""
     report = BackfillReport()
     for day in days:
-        state = published_days(engine, [day], settings.config.timezone).get(day)
-        reason = rerun_reason(state, settings.run_config_hash, force=force)
-        if reason is None:
-            reason = f"up to date: published by run {state.run_id} with config {state.config_hash}, " \
-                     "nothing loaded since it began" if state else "up to date"
-            report.up_to_date.append(day.isoformat())
-            if steps := complete_day(engine, day, settings):
-                report.completed[day.isoformat()] = steps
-                reason += f"; its run had stopped after the publish commit: completed {', '.join(steps)}"
-            report.reasons[day.isoformat()] = reason
-            if on_day is not None:
-                on_day(DayOutcome(day, "up_to_date", reason, state.run_id if state else None))
-            continue
-        report.reasons[day.isoformat()] = reason
         try:
-            result = run_day(engine, day, settings)
-        except ValidationFailed as exc:
-            report.failed_validation.append(day.isoformat())
-            if on_failure is not None:
-                on_failure(day, exc)
+            _backfill_day(engine, day, settings, report, force=force, on_failure=on_failure, on_day=on_day)
+        except DayLocked as exc:
+            report.locked.append(day.isoformat())
             if on_day is not None:
-                on_day(DayOutcome(day, "failed_validation", reason, None))
-            continue
-        report.published.append(day.isoformat())
-        if on_day is not None:
-            on_day(DayOutcome(day, "published", reason, result["run_id"]))
+                on_day(DayOutcome(day, "locked", report.reasons.get(day.isoformat(), ""), None, str(exc)))
+        except Exception as exc:  # one day's failure is reported; the later days still run
+            report.failed.append(day.isoformat())
+            report.errors[day.isoformat()] = exc
+            if on_day is not None:
+                error = str(exc) if isinstance(exc, RunFailed) else f"{type(exc).__name__}: {exc}"
+                on_day(DayOutcome(day, "failed", report.reasons.get(day.isoformat(), ""), None, error))
     return report
+
+
+def _backfill_day(engine: Engine, day: dt.date, settings: JobSettings, report: BackfillReport, *, force: bool,
+                  on_failure: Callable[[dt.date, ValidationFailed], None] | None,
+                  on_day: Callable[[DayOutcome], None] | None) -> None:
+    """One day of a backfill (see `backfill`): up to date, published or failed validation."""
+    state = published_days(engine, [day], settings.config.timezone).get(day)
+    reason = rerun_reason(state, settings.run_config_hash, force=force)
+    if reason is None:
+        reason = f"up to date: published by run {state.run_id} with config {state.config_hash}, " \
+                 "nothing loaded since it began" if state else "up to date"
+        if steps := complete_day(engine, day, settings):
+            report.completed[day.isoformat()] = steps
+            reason += f"; its run had stopped after the publish commit: completed {', '.join(steps)}"
+        report.up_to_date.append(day.isoformat())
+        report.reasons[day.isoformat()] = reason
+        if on_day is not None:
+            on_day(DayOutcome(day, "up_to_date", reason, state.run_id if state else None))
+        return
+    report.reasons[day.isoformat()] = reason
+    try:
+        result = run_day(engine, day, settings)
+    except ValidationFailed as exc:
+        report.failed_validation.append(day.isoformat())
+        if on_failure is not None:
+            on_failure(day, exc)
+        if on_day is not None:
+            on_day(DayOutcome(day, "failed_validation", reason, None))
+        return
+    report.published.append(day.isoformat())
+    if on_day is not None:
+        on_day(DayOutcome(day, "published", reason, result["run_id"]))

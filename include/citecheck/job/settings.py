@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from citecheck.core.config import Config, layer_section, load_config, register_section
-from citecheck.core.criteria import Criteria, CriteriaError, load_criteria_file, parse_criteria
+from citecheck.core.criteria import GATE_SECTION, Criteria, CriteriaError, load_criteria_file, parse_criteria
 from citecheck.core.selection import Selection
 from citecheck.job.validation import DEFAULT_MIN_TURNS, min_turns_setting
 from citecheck.judges import judge_from_spec, read_judge_file
@@ -52,12 +52,12 @@ class JobSettings:
         object.__setattr__(self, "min_turns", min_turns_setting(self.min_turns))
         check_config_sections(self.config)
         check_llm_claims(self.judge_spec, self.config)
-        in_config = self.config.extra.get("criteria")
-        if in_config is not None:
-            if self.criteria and self.criteria.source != "config":
-                raise CriteriaError("criteria are given twice: in the config's [[criteria]] and in "
+        in_config, gate = self.config.extra.get("criteria"), self.config.extra.get(GATE_SECTION)
+        if in_config is not None or gate is not None:
+            if self.criteria.source not in ("", "config"):
+                raise CriteriaError("criteria are given twice: in the config's [[criteria]] / [gate] and in "
                                   f"{self.criteria.source}")
-            object.__setattr__(self, "criteria", parse_criteria(in_config, "config"))
+            object.__setattr__(self, "criteria", parse_criteria(in_config, "config", gate))
 
     def effective_judge_spec(self) -> dict[str, Any]:
         """The judge spec with the run's LLM sample rate and budget applied to a cascade."""
@@ -96,14 +96,16 @@ def check_config_sections(config: Config) -> None:
 
 def check_layer_sections(config: Config) -> None:
     """Read every layer section of the config (`core.config.LAYER_SECTIONS`: `[job]`,
-    `[warehouse]`, and `[monitor]`, `[report]` that steps after publish read): an unknown key
+    `[warehouse]`, `[source]`, and `[monitor]`, `[report]` that steps after publish read): an unknown key
     (named with the nearest known one) or a bad value raises `ConfigError` (`InvalidName` for a
     warehouse name). The CLI checks every config it loads through here."""
     from citecheck.features.monitor import monitor_settings
+    from citecheck.job.traces import source_section
     from citecheck.report import configured_trend_days
     from citecheck.warehouse.naming import warehouse_names
 
     job_section(config)
+    source_section(config)
     warehouse_names(config.extra.get("warehouse"), env={})
     monitor_settings(config)
     configured_trend_days(config)
