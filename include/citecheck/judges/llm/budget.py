@@ -25,13 +25,17 @@ class Budget:
     def _fits(self, usd: float) -> bool:
         return self.usd is None or self.spent + self.unconfirmed + self.reserved + usd <= self.usd + 1e-12
 
+    def _take(self, usd: float, new_answer: bool) -> bool | None:
+        """Whether `usd` (and a new answer) fit now; None when no answer is left (waiting cannot help)."""
+        if new_answer and self.answers is not None and self.answers_used >= self.answers:
+            return None
+        return self._fits(usd)
+
     def reserve(self, usd: float, *, new_answer: bool, wait: bool) -> bool:
         """Reserve `usd`; with `wait`, wait for in-flight requests to settle before saying no."""
         with self._cond:
-            if new_answer and self.answers is not None and self.answers_used >= self.answers:
-                return False
-            while not self._fits(usd):
-                if not wait or self.in_flight == 0:
+            while not (taken := self._take(usd, new_answer)):
+                if taken is None or not wait or self.in_flight == 0:
                     return False
                 self._cond.wait()
             self.reserved += usd
@@ -80,19 +84,8 @@ class SharedBudget(Budget):
         self.usd, self.answers = usd, answers
         self.pool = pool
 
-    def _fits(self, usd: float) -> bool:
-        return True
-
-    def reserve(self, usd: float, *, new_answer: bool, wait: bool) -> bool:
-        with self._cond:
-            while not self.pool.take(usd, int(new_answer), self.usd, self.answers):
-                if not wait or self.in_flight == 0:  # only this task's own requests can settle here
-                    return False
-                self._cond.wait()
-            self.reserved += usd
-            self.in_flight += 1
-            self.answers_used += new_answer
-            return True
+    def _take(self, usd: float, new_answer: bool) -> bool:  # waiting helps only with this task's own requests
+        return self.pool.take(usd, int(new_answer), self.usd, self.answers)
 
     def settle(self, reserved: float, actual: float | None) -> None:
         if actual is not None and actual != reserved:  # (a reply above its estimate is counted too)
