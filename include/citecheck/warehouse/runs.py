@@ -66,7 +66,8 @@ def _merge_json(engine: Engine, run_id: str, column: str, values: Mapping[str, A
     """Merge `values` into a JSON column of the run (and set `more`), only from `statuses` if given."""
     where = [T.runs.c.run_id == run_id, *([T.runs.c.status.in_(statuses)] if statuses else [])]
     with fenced(engine, run_id) as conn:
-        current = conn.execute(sa.select(T.runs.c[column]).where(*where)).scalar() or {}
+        # the row held until commit: parallel tasks of the run (shards) merge, never overwrite each other
+        current = conn.execute(sa.select(T.runs.c[column]).where(*where).with_for_update()).scalar() or {}
         conn.execute(T.runs.update().where(*where).values({column: {**current, **jsonable(dict(values))}, **more}))
 
 
@@ -149,7 +150,8 @@ class RunStateBatchStore:
     def put(self, key: str, batch_id: str) -> None:
         run_id = self.run_id or key
         with fenced(self.engine, run_id) as conn:
-            state = conn.execute(sa.select(T.runs.c.state).where(T.runs.c.run_id == run_id)).scalar() or {}
+            state = conn.execute(sa.select(T.runs.c.state).where(T.runs.c.run_id == run_id).with_for_update()
+                                 ).scalar() or {}  # held: the shards' keys and the budget pool share `state`
             ids = {**(state.get("llm_batch_ids") or {}), key: batch_id}
             conn.execute(T.runs.update().where(T.runs.c.run_id == run_id).values(
                 state={**state, "llm_batch_ids": ids}))
