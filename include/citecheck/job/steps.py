@@ -84,7 +84,7 @@ def take_day(run: DayRun) -> tuple[int, list[str]]:
     generation = locks.acquire(run.engine, run.day, run.run_id, wait_s=run.settings.lock_wait_s,
                                lease_s=run.settings.lock_lease_s, process=run.process_lock)
     return generation, runs.close_open_runs(
-        run.engine, run.day, keep=run.run_id, status="abandoned",
+        run.engine, run.day, keep=run.run_id, status="abandoned", generation=generation,
         reason=f"abandoned: stopped without finishing; found by run {run.run_id}")
 
 
@@ -96,9 +96,9 @@ def extract(run: DayRun) -> dict[str, Any]:
     """Take the day (`take_day`: one run per day at a time), open the run (status running) and
     count the day's source turns."""
     generation, abandoned = take_day(run)
-    staging.clean_staging(run.engine, run.run_id)
     runs.open_run(run.engine, run.run_id, run.day, config_hash=run.settings.run_config_hash,
                   judge=run.settings.judge_spec.get("kind"), lock_generation=generation)
+    staging.clean_staging(run.engine, run.run_id)  # fenced with the token `open_run` recorded
     with run.engine.connect() as conn:
         n = source.count_day_turns(conn, run.day, run.settings.config.timezone)
     return {"run_id": run.run_id, "day": run.day.isoformat(), "turns_in_source": n, "abandoned": abandoned}
@@ -207,7 +207,7 @@ def split_claims_with_llm(run: DayRun, splitter: Any) -> dict[str, Any]:
 def judge_shard(run: DayRun, shard: int) -> dict[str, Any]:
     """First-stage judging (NLI, or the recorded judge) of one shard's selected turns."""
     started = time.perf_counter()
-    judge = build_judge(run.engine, run.settings, run.run_id, stage="first")
+    judge = build_judge(run.engine, run.settings, run.run_id, stage="first", shard=shard)
     staging.drop_judgments(run.engine, run.run_id, shard=shard)
     judged = 0
     for batch in staging.staged_turns(run.engine, run.run_id, shard=shard, selected_only=True,
@@ -496,7 +496,7 @@ def complete_published(run: DayRun) -> dict[str, Any]:
     if not missing:
         return {"run_id": run.run_id, "completed": []}
     generation, _ = take_day(run)
-    runs.record_lock_generation(run.engine, run.run_id, generation)
+    runs.record_lock_generation(run.engine, run.run_id, run.day, generation)
     staging.clean_staging(run.engine, run.run_id)
     out: dict[str, Any] = {"run_id": run.run_id, "completed": missing}
     for name in missing:
