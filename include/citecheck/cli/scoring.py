@@ -177,12 +177,13 @@ def cmd_score(args: argparse.Namespace, *, judged: bool = True) -> int:
         cache_options = {"cache": _open_cache(getattr(args, "cache", None)), "run_id": getattr(args, "run_id", None)}
         judge = load_judge(args.judge, **{k: v for k, v in cache_options.items() if v is not None})
     turns, skipped = read_turn_file(args.turns, config.max_answer_chars)
-    report = score(turns, judge, config, skipped)
+    report = score(turns, judge, config, skipped, criteria=criteria)
     payload = report.to_json(judged=judged)
-    if criteria is not None:
-        from citecheck.core.criteria import decision_json, evaluate
+    if criteria is not None and report.fold is not None and report.fold.criteria is not None:
+        from citecheck.core.criteria import decision_json
 
-        payload.update(decision_json(*evaluate(report.scored, criteria), criteria))
+        tallies = report.fold.criteria
+        payload.update(decision_json(tallies.results(), tallies.failing_answers(), criteria))
     write_json(payload, args.out)
     if judged and getattr(args, "summary", False):
         sys.stderr.write("\n".join(_summary(payload)) + "\n")

@@ -405,6 +405,26 @@ class CriteriaEvaluator:
             if c.answers and c.bound_kind is not None and c.breaks(value):
                 totals.failing.append(turn_id)
 
+    def state(self) -> list[dict[str, Any]]:
+        """Every criterion's tallies as plain lists (JSON), for `merge` into another evaluator of the
+        same criteria: counts, cluster sums, the macro values and the failing answers."""
+        return [{"criterion": t.criterion.name, "answers": t.answers, "counts": dict(t.counts),
+                 "spread": None if t.spread is None else t.spread.state(), "macro": list(t.macro),
+                 "failing": list(t.failing)} for t in self._totals]
+
+    def merge(self, state: Sequence[Mapping[str, Any]]) -> None:
+        """Add another evaluator's `state` (a shard's answers). The macro values are kept one per
+        answer and summed with `math.fsum`, correctly rounded: the same in any order."""
+        if [s["criterion"] for s in state] != [t.criterion.name for t in self._totals]:
+            raise CriteriaError("cannot merge the tallies of other criteria")
+        for totals, theirs in zip(self._totals, state, strict=True):
+            totals.answers += int(theirs["answers"])
+            totals.counts.update(theirs["counts"])
+            if totals.spread is not None and theirs["spread"] is not None:
+                totals.spread.merge(theirs["spread"])
+            totals.macro.extend(theirs["macro"])
+            totals.failing.extend(theirs["failing"])
+
     def results(self) -> list[CriterionResult]:
         out = []
         for totals in self._totals:

@@ -2,8 +2,9 @@
 
 - `settings`: `JobSettings` (what a run depends on; its hash goes with every output row),
   `settings_from_env`, `build_judge`
-- `steps`: `DayRun`, the steps (extract → structural → judge_shard → escalate → aggregate →
-  validate → publish → monitor → report → record_run) and `run_steps`, THE sequence; the DAG wires the same steps
+- `steps`: `DayRun`, the steps (open_run → structural ×shards → split_claims → judge_shard ×shards →
+  escalate → fold_shard ×shards → combine → validate → publish → monitor → report → record_run) and
+  `run_steps`, THE sequence; the DAG wires the same steps
 
 No SQL lives here: storage is `citecheck.warehouse`'s, scoring `citecheck.core.pipeline`'s.
 """
@@ -26,22 +27,25 @@ from citecheck.job.settings import (
     settings_from_env,
 )
 from citecheck.job.steps import (
+    SHARD_STEPS,
     STEP_NAMES,
     DayRun,
     ValidationFailed,
-    aggregate,
+    combine,
     complete_published,
     escalate,
-    extract,
+    fold_shard,
     judge_shard,
     merge_judge_stats,
     monitor,
     monitor_day,
+    open_run,
     publish,
     publish_report,
     record_run,
     report,
     run_steps,
+    split_claims,
     structural,
     validate,
 )
@@ -51,6 +55,7 @@ from citecheck.warehouse.read_model import day_metrics, published_config_hash
 
 __all__ = [
     "DEFAULT_JUDGE_SPEC",
+    "SHARD_STEPS",
     "STEP_NAMES",
     "BackfillReport",
     "DayLocked",
@@ -59,20 +64,21 @@ __all__ = [
     "JobSettings",
     "RunFailed",
     "ValidationFailed",
-    "aggregate",
     "backfill",
     "build_judge",
     "clean_debris",
+    "combine",
     "complete_day",
     "complete_published",
     "day_metrics",
     "escalate",
-    "extract",
+    "fold_shard",
     "judge_shard",
     "merge_judge_stats",
     "monitor",
     "monitor_day",
     "new_run_id",
+    "open_run",
     "publish",
     "publish_report",
     "published_config_hash",
@@ -83,6 +89,7 @@ __all__ = [
     "run_day",
     "run_steps",
     "settings_from_env",
+    "split_claims",
     "stale_days",
     "structural",
     "validate",

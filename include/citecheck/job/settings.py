@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from citecheck.core.config import Config, load_config
+from citecheck.core.config import Config, ConfigError, load_config
 from citecheck.core.criteria import Criteria, CriteriaError, load_criteria_file, parse_criteria
 from citecheck.core.selection import Selection
 from citecheck.job.validation import DEFAULT_MIN_TURNS, min_turns_setting
@@ -49,6 +49,8 @@ class JobSettings:
     criteria: Criteria = field(default_factory=Criteria)
 
     def __post_init__(self) -> None:
+        if isinstance(self.shards, bool) or not isinstance(self.shards, int) or self.shards < 1:
+            raise ConfigError(f"job.shards: the shards of a day are a whole number, at least 1; got {self.shards!r}")
         object.__setattr__(self, "min_turns", min_turns_setting(self.min_turns))
         check_step_sections(self.config)
         check_llm_claims(self.judge_spec, self.config)
@@ -139,6 +141,8 @@ def settings_from_env(params: Mapping[str, Any] | None = None) -> JobSettings:
     criteria = load_criteria_file(criteria_path) if criteria_path else Criteria()
     job_section = config.extra.get("job") or {}
     values = {k: _seconds(f"job.{k}", job_section[k]) for k in ("lock_wait_s", "lock_lease_s") if k in job_section}
+    if "shards" in job_section:
+        values["shards"] = job_section["shards"]
     values |= {k: v for k, v in params.items() if k in PARAMS and v is not None}
     values |= {k: _seconds(f"job.{k}", values[k]) for k in ("lock_wait_s", "lock_lease_s") if k in values}
     return replace(JobSettings(judge_spec=spec, config=config, min_turns=min_turns_setting(), criteria=criteria),
