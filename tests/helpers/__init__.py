@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -97,8 +98,6 @@ def run_steps_until(run: Any, last: str) -> dict[str, Any]:
         done.setdefault(name, []).append(result) if name in job.SHARD_STEPS else done.__setitem__(name, result)
         return result
 
-    try:
+    with contextlib.suppress(_StepsStopped):
         job.run_steps(run, call)
-    except _StepsStopped:
-        pass
     return done
