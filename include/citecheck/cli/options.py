@@ -106,7 +106,8 @@ def add_generator(p: argparse.ArgumentParser) -> None:
 def add_job_params(p: argparse.ArgumentParser) -> None:
     """What a run of the daily job may override (`run`, `backfill`)."""
     p.add_argument("--nli-share", type=float, help="share of turns judged (deterministic hash selection)")
-    p.add_argument("--shards", type=int, help="judge shards")
+    p.add_argument("--shards", type=int, help="the day's shards: structural, judge and fold steps per shard "
+                   "(default [job] shards, else 4)")
     p.add_argument("--llm-sample-rate", type=float)
     p.add_argument("--llm-budget-usd", type=float)
     p.add_argument("--min-turns", type=int, help="fewest scored turns a day needs to publish (default 1, or "
