@@ -1,4 +1,4 @@
-"""Pytest fixtures shared by every test: the real PostgreSQL, fresh warehouses, offline settings.
+"""Pytest fixtures shared by every tier: the real PostgreSQL, fresh warehouses, offline settings.
 
 Plain helpers (fixture files, scoring shortcuts, the Orbit day) are in `tests/helpers`."""
 
@@ -12,25 +12,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
 
-# The three levels of the suite, as markers (`bin/test -m unit`, `-m integration`, `-m e2e`):
-# end to end = through Airflow (dag.test, a real scheduler/api-server), a browser, or another
-# tool's own process and venv (Superset, dbt, a built wheel); integration = a real warehouse
-# (the SQLite/PostgreSQL fixtures); unit = everything else.
-E2E_FILES = frozenset({
-    "test_dag.py", "test_airflow_deployment.py", "test_airflow_dev.py", "test_report_browser.py",
-    "test_alert_email.py", "test_superset.py", "test_dbt.py", "test_wheel.py",
-})
-WAREHOUSE_FIXTURES = frozenset({"engine", "pg_url", "pg_warehouse_url"})
+# The three levels of the suite are folders: tests/unit, tests/integration, tests/e2e; each folder's
+# conftest marks its tests (`bin/test -m unit`, `-m integration`, `-m e2e`) with helpers.tiers.
 
-
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if item.path.name in E2E_FILES:
-            item.add_marker(pytest.mark.e2e)
-        elif WAREHOUSE_FIXTURES & set(getattr(item, "fixturenames", ())):
-            item.add_marker(pytest.mark.integration)
-        else:
-            item.add_marker(pytest.mark.unit)
 
 @pytest.fixture
 def pg_url() -> str:

@@ -60,7 +60,7 @@ class Case:
     cli_check: Callable[[View], None] | None = None
     preload: dict[str, Any] | None = field(default=None, compare=False)  # loaded before the file
     # what the row adds to its day's `runs.stats["input_repairs"]` (replaced_characters,
-    # zoneless_timestamps, malformed_markers; tests/test_input_repairs.py)
+    # zoneless_timestamps, malformed_markers; tests/integration/test_input_repairs.py)
     repairs: dict[str, int] = field(default_factory=dict, compare=False)
 
     @property
@@ -725,7 +725,7 @@ def write_jsonl(cases: list[Any], path: Any, *, blank_lines: bool = True) -> dic
 def hot_cases(scale: float = 1.0) -> dict[str, Callable[[float], dict[str, Any]]]:
     """The parser's former hot spots, each a builder of its turn at a share of its full size
     (`scale` sets the full size; 1.0 is a 10 MB answer, 100k distinct markers, 20k nested markers,
-    20k native blocks): `tests/test_bad_input.py` checks what they structure to,
+    20k native blocks): `tests/integration/test_bad_input.py` checks what they structure to,
     `bench/bench_hot_spots.py` times them at half and full size."""
     sentence = "The nightly hotel cap is 220 euros [S1]. "
 

@@ -12,6 +12,7 @@ import time
 import pytest
 
 from helpers import REPO, load_fixture
+from helpers.airflow_db import copy_migrated_db
 
 
 def airflow_env(tmp_path, warehouse_url: str) -> dict[str, str]:
@@ -21,6 +22,7 @@ def airflow_env(tmp_path, warehouse_url: str) -> dict[str, str]:
     judge.write_text(json.dumps(data["judge"]))
     config = tmp_path / "config.toml"
     config.write_text(f'[check_worthiness]\nrefusals = ["{data["refusal_text"]}"]\n')
+    copy_migrated_db(tmp_path / "airflow.db")
     env = dict(os.environ)
     env.update({
         "AIRFLOW_HOME": str(tmp_path / "airflow_home"),

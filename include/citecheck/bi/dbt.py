@@ -4,7 +4,7 @@ the MetricFlow semantic model of the daily counts and one ratio metric per headl
 Everything listed comes from its one definition: the tables and columns from `warehouse.tables`
 (`BI_READABLE`), their descriptions from `docs/metrics.md` (the "Tables" bullets) and the column
 comments, the metrics and their numerator/denominator counts from `metrics.METRICS` and
-`metrics.HEADLINE_METRICS`, accepted values from the modules that write them. `tests/test_dbt.py`
+`metrics.HEADLINE_METRICS`, accepted values from the modules that write them. `tests/e2e/test_dbt.py`
 checks the files in `dbt/` equal what this writes (`citecheck bi dbt --out dbt`).
 
 MetricFlow sums the micro numerators and denominators of the overall slice, so a weekly

@@ -1,7 +1,7 @@
 """THE verdict vocabulary (SPEC §4-6): every name a sentence verdict, an LLM reply, a reviewer's
 label or a citation grade can take, the groups readers need, and the one mapping from the LLM's
 (and the reviewer's) names to the sentence verdicts. Every module reads its names and groups here;
-no other module writes a verdict name as a literal (`tests/test_vocabulary.py` checks).
+no other module writes a verdict name as a literal (`tests/unit/test_vocabulary.py` checks).
 
 Sentence verdicts (`core.verdicts.decide` gives each sentence one):
 
@@ -32,7 +32,7 @@ another passage supports `miscited` or `uncited_supported`).
 
 Adding a verdict: a constant here, its place in `VERDICTS` and in the groups it belongs to, a
 row in the table above; a judged verdict also gets a count key and a rate in
-`core.metrics.definitions` (`tests/test_vocabulary.py` fails until every judged verdict has one).
+`core.metrics.definitions` (`tests/unit/test_vocabulary.py` fails until every judged verdict has one).
 """
 
 from __future__ import annotations

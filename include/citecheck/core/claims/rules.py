@@ -15,7 +15,7 @@ Words are read with small closed lists (auxiliaries, pronouns, determiners, cond
 open list of verbs (`data/verbs.txt`, base forms; inflections derived): no parser. spaCy's
 dependency models cannot be installed with this stack (they are not on the package registry), and
 a clause split needs only these cues; the choice, its speed and its agreement on the table of
-`tests/test_claims_rules.py` are in docs/metrics.md.
+`tests/unit/test_claims_rules.py` are in docs/metrics.md.
 """
 
 from __future__ import annotations

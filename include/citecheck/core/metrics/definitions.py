@@ -1,6 +1,6 @@
 """THE metric registry (SPEC §5): one `Metric` entry per metric, carrying everything any part of
 the product needs to know about it. Every list of metrics elsewhere is derived from `REGISTRY`
-(`tests/test_metric_registry.py` checks that no module keeps its own).
+(`tests/unit/test_metric_registry.py` checks that no module keeps its own).
 
 What an entry says, and who reads it:
 

@@ -28,7 +28,7 @@ from citecheck.core.structural import check_worthiness
 from citecheck.core.turns import Skipped, parse_line, read_jsonl, turn_from_dict
 from citecheck.judges.recorded import from_spec
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 START = dt.date(2026, 11, 23)
 DAYS = 7
 CONFIG = Config(refusals=demo.REFUSAL_SENTENCES)

@@ -29,7 +29,7 @@ from helpers.sample_cli import sample_env
 
 DAY = dt.date(2026, 11, 30)
 SAMPLE_DAY = "2026-11-23"
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _holder(engine: sa.Engine, day: dt.date) -> locks.Holder | None:

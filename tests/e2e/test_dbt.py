@@ -21,7 +21,7 @@ from citecheck.warehouse.grants import BI_READABLE
 from helpers.backfilled import backfill_sample
 from helpers.tool_venv import tool_venv
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PROJECT = REPO / "dbt"
 METRICS_DOC = (REPO / "docs" / "metrics.md").read_text(encoding="utf-8")
 

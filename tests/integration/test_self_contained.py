@@ -20,7 +20,7 @@ def _tracked(*paths: str) -> list[str]:
 def test_no_code_reads_a_folder_beside_the_repository():
     readers = [path for path in _tracked("tests", "bench", "bin", "include", "dags", "plugins", ".ci")
                if path.endswith((".py", ".sh", ".toml", ".cfg")) or "/bin/" in f"/{path}" or path.startswith(".ci")
-               if path != "tests/test_self_contained.py"  # its own pattern
+               if path != "tests/integration/test_self_contained.py"  # its own pattern
                if OUTSIDE.search((REPO / path).read_text(encoding="utf-8", errors="replace"))]
     assert readers == [], f"these files read a folder a fresh clone does not have: {readers}"
 
@@ -29,8 +29,9 @@ def test_the_fixture_tests_pass_in_a_clone_with_nothing_beside_it(tmp_path):
     clone = tmp_path / "alone" / "citecheck"
     subprocess.run(["git", "clone", "--quiet", "--no-local", str(REPO), str(clone)], check=True)
     env = {**os.environ, "PYTHONPATH": str(clone / "include")}
-    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_fixtures.py"],
-                         cwd=clone, env=env, capture_output=True, text=True, timeout=600)
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "tests/unit/test_fixtures.py"], cwd=clone, env=env, capture_output=True, text=True,
+                         timeout=600)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
     assert " passed" in out.stdout and "failed" not in out.stdout
     assert list(clone.parent.iterdir()) == [clone]  # nothing beside it

@@ -21,7 +21,7 @@ from citecheck import warehouse as W
 from citecheck.warehouse import runs
 from helpers.faults import staged_rows
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DAY = "2026-11-23"
 
 

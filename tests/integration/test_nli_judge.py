@@ -20,7 +20,7 @@ from citecheck.warehouse.judgment_cache import open_cache
 from helpers import write_turns_file
 from helpers.tiny_models import TINY_MAX_LENGTH, save_permuted, save_tiny_nli
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 PASSAGES = (
     Passage(

@@ -27,7 +27,7 @@ from citecheck.core.structural import check_worthiness, structure_turn
 from helpers import load_fixture
 
 TABLE = load_fixture("language_answers.json")["answers"]
-SHORT_ANSWERS = Path(__file__).resolve().parents[1] / "bench" / "data" / "short_answers_languages.json"
+SHORT_ANSWERS = Path(__file__).resolve().parents[2] / "bench" / "data" / "short_answers_languages.json"
 DEFAULT = config_from_mapping({})
 
 

@@ -2,7 +2,7 @@
 carries each sampled sentence's claims (text and cited labels, never a verdict) and an empty
 `claim_labels` column; `review import` takes one label per claim and stores it; `review report`
 compares them with the published claim verdicts (judge_quality slice `claims`). SQLite and
-PostgreSQL. A sentence-mode export keeps its columns (tests/test_review.py)."""
+PostgreSQL. A sentence-mode export keeps its columns (tests/e2e/test_review.py)."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from citecheck.core.turns import turn_from_dict
 from citecheck.warehouse import tables as T
 from helpers import load_fixture, orbit_settings
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DAY = dt.date(2026, 11, 30)
 # how each hostile number is spelt in a JSON line, and what Python reads from it
 SPELLINGS = {"1e400": "1e400", "400 digits": "1" + "0" * 400, "NaN": "NaN", "Infinity": "-Infinity"}

@@ -18,7 +18,7 @@ from citecheck.judges.nli import ModelLoadError, from_spec
 from helpers import write_turns_file
 from helpers.tiny_models import save_tiny_nli
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 MINICHECK_LABELS = ("LABEL_0", "LABEL_1")
 PASSAGES = (
     Passage("S1", "Expense reports must be submitted within two weeks. The manager must approve each claim."),

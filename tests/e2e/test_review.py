@@ -419,6 +419,7 @@ def test_weekly_dag_exports_then_publishes_once_labels_are_in(tmp_path):
 
     from citecheck import warehouse as W
     from helpers import REPO
+    from helpers.airflow_db import copy_migrated_db
 
     url = f"sqlite:///{tmp_path}/wh.sqlite"
     engine = W.make_engine(url)
@@ -438,7 +439,7 @@ def test_weekly_dag_exports_then_publishes_once_labels_are_in(tmp_path):
                    AIRFLOW__DATABASE__SQL_ALCHEMY_CONN=f"sqlite:///{tmp_path}/{home}.db",
                    CITECHECK_WAREHOUSE_URL=url, CITECHECK_REVIEW_DIR=str(tmp_path / "review"))
         env.pop("CITECHECK_CONFIG", None)
-        subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], env=env, check=True, capture_output=True)
+        copy_migrated_db(tmp_path / f"{home}.db")
         out = subprocess.run([sys.executable, "-c", script, str(REPO / "dags")], env=env, capture_output=True,
                              text=True, timeout=500)
         assert out.returncode == 0 and "STATE success" in out.stdout, out.stdout[-2000:] + out.stderr[-3000:]

@@ -13,7 +13,7 @@ from citecheck.judges.cache import CacheKey, InMemoryCache, cache_key
 from citecheck.warehouse.judgment_cache import SQLCache, open_cache
 from citecheck.warehouse.tables import judgment_cache
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def sample(model: str, n: int) -> dict[CacheKey, tuple[float, ...]]:

@@ -54,7 +54,7 @@ import sqlalchemy as sa
 from citecheck.job import STEP_NAMES
 from helpers.published import published_rows
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DEV = REPO / "bin" / "airflow-dev"
 DAG_ID = "citation_metrics_daily"
 RESTATE_DAG_ID = "citation_metrics_restate"
@@ -593,7 +593,7 @@ def test_down_cancels_the_backfills_the_deployment_started(stack):
 
 def test_the_dag_processor_parses_the_dag_without_errors(stack):
     """Its parse time is printed (bench/bench_airflow.py measures it); what keeps it short is
-    checked without a clock by tests/test_dag.py: parsing imports no heavy module."""
+    checked without a clock by tests/e2e/test_dag.py: parsing imports no heavy module."""
     rows = _parse_stats((stack.home / "processes" / "dag-processor.log").read_text(errors="replace"))
     assert rows, "the dag-processor printed its file processing stats"
     durations = [d for _, _, d in rows]

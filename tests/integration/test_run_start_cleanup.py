@@ -18,7 +18,7 @@ from helpers import orbit_settings, orbit_warehouse_turns, run_steps_until
 from helpers.faults import run_status, staged_rows
 
 DAY = dt.date(2026, 11, 30)
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_an_up_to_date_run_start_closes_a_killed_runs_debris(engine):

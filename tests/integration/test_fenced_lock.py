@@ -30,7 +30,7 @@ from helpers.sample_cli import citecheck, sample_env
 
 DAY = dt.date(2026, 11, 30)
 SAMPLE_DAY = "2026-11-23"
-PAUSED_RUN = Path(__file__).resolve().parent / "helpers" / "paused_run.py"
+PAUSED_RUN = Path(__file__).resolve().parents[1] / "helpers" / "paused_run.py"
 
 
 def _holder(engine: sa.Engine, day: dt.date) -> locks.Holder | None:
@@ -106,7 +106,7 @@ def test_a_lease_below_the_floor_or_not_finite_is_a_config_error(tmp_path, value
 def _env_without_warehouse() -> dict[str, str]:
     import os
 
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     return {**os.environ, "CITECHECK_WAREHOUSE_URL": "sqlite:////nonexistent/never-opened.sqlite",
             "PYTHONPATH": os.pathsep.join([str(repo / "include"), os.environ.get("PYTHONPATH", "")])}
 

@@ -14,7 +14,7 @@ from citecheck import demo
 from citecheck.features import capacity
 from citecheck.features.capacity import PlanError, Rates, TrafficProfile
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

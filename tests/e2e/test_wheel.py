@@ -21,7 +21,7 @@ from packaging.requirements import Requirement
 
 from helpers import load_fixture
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "include" / "citecheck"
 ABSENT = ["torch", "airflow", "great_expectations", "altair", "sentence_transformers", "anthropic"]
 

@@ -34,7 +34,7 @@ from helpers.faults import (
 )
 
 DAY = dt.date(2026, 11, 30)
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 
 
 def _warehouse_with_an_old_version(url: str) -> tuple[sa.Engine, str, dict[str, list[tuple]]]:

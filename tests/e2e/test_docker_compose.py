@@ -26,7 +26,7 @@ import pytest
 import yaml
 from sqlalchemy.engine import make_url
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 COMPOSE = REPO / "docker-compose.yml"
 DOCKERFILE = REPO / "Dockerfile"
 MAKE_ENV = REPO / "docker" / "make-env.sh"

@@ -25,7 +25,7 @@ from helpers import orbit_settings
 from helpers.faults import DropConnection, published_run_ids, published_then_late, run_steps, staged_rows, wait_for
 
 DAY = dt.date(2026, 11, 30)
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 
 
 def _report_run(engine: sa.Engine) -> str | None:

@@ -1,6 +1,6 @@
 """bin/airflow-dev's pieces that need no running deployment: URLs, the warehouse connection, the
 environment, and the clear errors when a service is missing or nothing is up. (The deployment
-itself: tests/test_airflow_deployment.py.)"""
+itself: tests/e2e/test_airflow_deployment.py.)"""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DEV = REPO / "bin" / "airflow-dev"
 _spec = importlib.util.spec_from_file_location("airflow_dev", REPO / "bin" / "airflow_dev.py")
 airflow_dev = importlib.util.module_from_spec(_spec)

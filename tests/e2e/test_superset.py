@@ -28,7 +28,7 @@ from citecheck.bi import superset as B
 from helpers.backfilled import backfill_sample
 from helpers.superset_server import Superset, running_superset
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TELEMETRY_HOST = "apachesuperset.gateway.scarf.sh"
 EMPTY_GIF = bytes.fromhex("47494638396101000100800000000000ffffff21f90401000000002c00000000010001000002024401003b")
 
