@@ -98,3 +98,33 @@ def test_combine_refuses_a_day_with_a_shard_missing_and_a_retried_shard_keeps_th
     wider = replace(run, settings=replace(run.settings, shards=4))
     with pytest.raises(RuntimeError, match=r"staged no state for shard\(s\) \[3\] of 4"):
         job.combine(wider, done["judge_shard"], done["escalate"])
+
+
+def _every_day(engine: sa.Engine, days) -> dict:
+    out = {}
+    with engine.connect() as conn:
+        for name, table in PUBLISHED.items():
+            cols = [c for c in table.columns if c.name not in LEFT_OUT]
+            rows = [dict(r) for r in conn.execute(sa.select(*cols).where(table.c.day.in_(days))).mappings()]
+            out[name] = sorted(rows, key=repr)
+    return out
+
+
+def test_workers_run_days_and_shards_in_processes_and_publish_the_same_rows(engine):
+    """`backfill --workers 3`: three days in three processes; `run --workers 2`: one day's shards in
+    two processes. Both publish what one process does, row for row."""
+    data = demo.generate(START, 3, 60, seed=8)
+    W.load_turns(engine, data.turns)
+    days = [START + dt.timedelta(days=i) for i in range(3)]
+    settings = _settings(data, 3)
+    assert job.backfill(engine, days, settings).published == [d.isoformat() for d in days]
+    one_process = _every_day(engine, days)
+    report = job.backfill(engine, days, settings, force=True, workers=3)
+    assert sorted(report.published) == [d.isoformat() for d in days]
+    assert _every_day(engine, days) == one_process
+    result = job.run_day(engine, days[1], settings, workers=2)
+    assert result["fold_shard"]["answers"] == result["combine"]["answers"] > 0
+    assert _every_day(engine, days) == one_process
+    with engine.connect() as conn:  # every day freed, no staging left
+        assert conn.execute(sa.select(sa.func.count()).select_from(T.day_locks)).scalar_one() == 0
+        assert conn.execute(sa.select(sa.func.count()).select_from(T.stage_partials)).scalar_one() == 0

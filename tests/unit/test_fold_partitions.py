@@ -33,7 +33,7 @@ CRITERIA = parse_criteria([
 @functools.cache
 def _day():
     """One sample day scored once (the recorded judge on 60% of it): its config, cap and answers."""
-    data = demo.generate(dt.date(2026, 11, 23), 1, 160, seed=11)
+    data = demo.generate(dt.date(2026, 11, 23), 1, 120, seed=11)
     config = demo.sample_config()
     turns = [turn_from_dict(t) for t in data.turns]
     from citecheck.core.selection import Selection
@@ -68,7 +68,7 @@ def _outputs(fold: AnswerFold):
             "versions": sorted(fold.judge_versions)}
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(shards=st.integers(1, 16), seed=st.integers(0, 2**32 - 1), order=st.permutations(range(16)))
 def test_any_partition_folds_to_the_single_fold(shards, seed, order):
     import random

@@ -103,6 +103,21 @@ def add_generator(p: argparse.ArgumentParser) -> None:
                         "judge gains a row per claim (default off: the sample as recorded)")
 
 
+def add_workers(p: argparse.ArgumentParser, help: str) -> None:
+    """`--workers N`: processes on this machine (`citecheck.job.workers`)."""
+    p.add_argument("--workers", type=_positive_int, default=1, metavar="N", help=help)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"a whole number of processes, at least 1: {text!r}")
+    return value
+
+
 def add_job_params(p: argparse.ArgumentParser) -> None:
     """What a run of the daily job may override (`run`, `backfill`)."""
     p.add_argument("--nli-share", type=float, help="share of turns judged (deterministic hash selection)")

@@ -113,13 +113,29 @@ class RunFailed(RuntimeError):
             f"of it is published unless the publish committed. Check the warehouse is reachable "
             f"(CITECHECK_WAREHOUSE_URL), then rerun the day: the next run completes or cleans up this one")
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as it reads (a `--workers` process raises it in the parent)."""
+        return _run_failed, (self.day, self.run_id, self.step, str(self))
+
+
+def _run_failed(day: dt.date, run_id: str, step: str | None, text: str) -> RunFailed:
+    exc = RunFailed.__new__(RunFailed)
+    RuntimeError.__init__(exc, text)
+    exc.day, exc.run_id, exc.step = day, run_id, step
+    return exc
+
 
 def run_day(engine: Engine, day: dt.date, settings: JobSettings, run_id: str | None = None, *,
-            anthropic_api_key: str | None = None) -> dict[str, Any]:
+            anthropic_api_key: str | None = None, workers: int = 1) -> dict[str, Any]:
     """Every step for one day, in order (the CLI's `run` and `backfill`), as one process holding
     the day: `DayLocked` when another run holds it, `RunFailed` on a warehouse error (the run is
-    closed as `failed` where the warehouse still answers, and the day freed)."""
+    closed as `failed` where the warehouse still answers, and the day freed). `workers` > 1: the
+    per-shard steps run their shards in that many processes (`citecheck.job.workers`)."""
+    import contextlib
+
     import sqlalchemy as sa
+
+    from citecheck.job.workers import shards_in_processes
 
     run = DayRun(engine, day, run_id or new_run_id(day), settings, anthropic_api_key, process_lock=True)
     current: list[str] = []
@@ -129,7 +145,8 @@ def run_day(engine: Engine, day: dt.date, settings: JobSettings, run_id: str | N
         return step(*args)
 
     try:
-        return run_steps(run, call)
+        with shards_in_processes(workers) if workers > 1 else contextlib.nullcontext() as each_shard:
+            return run_steps(run, call, **({"each_shard": each_shard} if each_shard else {}))
     except DayLocked:
         raise
     except sa.exc.SQLAlchemyError as exc:
@@ -230,11 +247,27 @@ def restate_window(last_day: dt.date, restate_days: int) -> list[dt.date]:
 
 def backfill(engine: Engine, days: Iterable[dt.date], settings: JobSettings, *, force: bool = False,
              on_failure: Callable[[dt.date, ValidationFailed], None] | None = None,
-             on_day: Callable[[DayOutcome], None] | None = None) -> BackfillReport:
+             on_day: Callable[[DayOutcome], None] | None = None, workers: int = 1) -> BackfillReport:
     """Run each day that is not published with these settings, or is stale (`rerun_reason`; all
     of them with `force`); a day that fails validation is reported and the backfill goes on.
-    `on_day(DayOutcome)` hears what happened to each day as soon as it is decided."""
+    `on_day(DayOutcome)` hears what happened to each day as soon as it is decided. `workers` > 1:
+    the days to run go in that many processes, a day to a process (as many days as workers or
+    more), else one day after another with its shards in the processes."""
     report = BackfillReport()
+    pending: list[tuple[dt.date, str]] = []
+
+    def ran(day: dt.date, reason: str, outcome: str, detail: str) -> None:
+        if outcome == "failed_validation":
+            report.failed_validation.append(day.isoformat())
+            if on_failure is not None:
+                on_failure(day, ValidationFailed(detail))
+            if on_day is not None:
+                on_day(DayOutcome(day, "failed_validation", reason, None))
+            return
+        report.published.append(day.isoformat())
+        if on_day is not None:
+            on_day(DayOutcome(day, "published", reason, detail))
+
     for day in days:
         state = published_days(engine, [day], settings.config.timezone).get(day)
         reason = rerun_reason(state, settings.run_config_hash, force=force)
@@ -250,16 +283,25 @@ def backfill(engine: Engine, days: Iterable[dt.date], settings: JobSettings, *, 
                 on_day(DayOutcome(day, "up_to_date", reason, state.run_id if state else None))
             continue
         report.reasons[day.isoformat()] = reason
-        try:
-            result = run_day(engine, day, settings)
-        except ValidationFailed as exc:
-            report.failed_validation.append(day.isoformat())
-            if on_failure is not None:
-                on_failure(day, exc)
-            if on_day is not None:
-                on_day(DayOutcome(day, "failed_validation", reason, None))
-            continue
-        report.published.append(day.isoformat())
-        if on_day is not None:
-            on_day(DayOutcome(day, "published", reason, result["run_id"]))
+        pending.append((day, reason))
+        if workers <= 1:
+            ran(day, reason, *_run_one_day(engine, day, settings))
+            pending.clear()
+    if len(pending) >= max(workers, 2):
+        from citecheck.job.workers import days_in_processes
+
+        reasons = dict(pending)
+        for day, outcome, detail in days_in_processes(engine, [d for d, _ in pending], settings, workers):
+            ran(day, reasons[day], outcome, detail)
+    else:
+        for day, reason in pending:
+            ran(day, reason, *_run_one_day(engine, day, settings, workers))
     return report
+
+
+def _run_one_day(engine: Engine, day: dt.date, settings: JobSettings, workers: int = 1) -> tuple[str, str]:
+    """("published", run id) or ("failed_validation", the message) of one day's run."""
+    try:
+        return "published", run_day(engine, day, settings, workers=workers)["run_id"]
+    except ValidationFailed as exc:
+        return "failed_validation", str(exc)

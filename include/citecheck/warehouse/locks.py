@@ -58,6 +58,17 @@ class DayLocked(RuntimeError):
                     f"finish, or pass --lock-wait SECONDS)")
         super().__init__(text)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as it reads (a `--workers` process raises it in the parent)."""
+        return _day_locked, (self.day, self.run_id, self.holder, self.lost, str(self))
+
+
+def _day_locked(day: dt.date, run_id: str, holder: str | None, lost: bool, text: str) -> DayLocked:
+    exc = DayLocked.__new__(DayLocked)
+    RuntimeError.__init__(exc, text)
+    exc.day, exc.run_id, exc.holder, exc.lost = day, run_id, holder, lost
+    return exc
+
 
 @dataclass(frozen=True)
 class Holder:
