@@ -16,8 +16,8 @@
    which a busy shared machine disturbs less than wall time, and wall time beside them):
    a. the job's fold_shard and combine steps (`job.fold_shard`, `job.combine`: decide verdicts,
       stage sentence and citation rows, accumulate metrics, stage metric rows) on one generated day
-      of `--job-turns` turns in a SQLite warehouse, every turn judged by the sample's recorded judge, run with and without
-      intervals on the same staged run;
+      of `--job-turns` turns in a SQLite warehouse, every turn judged by the sample's recorded
+      judge, run with and without intervals on the same staged run;
    b. its in-memory part alone (every turn into `MetricAccumulator`, then its rows) on `--turns`
       simulated judged turns with 2 attribute slices: the stricter ratio, as the step's other work
       is left out.
