@@ -151,8 +151,8 @@ def stage_judgments(engine: Engine, run_id: str, judge_stage: str, judged: Itera
     return len(judged)
 
 
-def staged_judgments(engine: Engine, run_id: str, judge_stage: str, turn_range: tuple[str, str] | None = None
-                     ) -> dict[JudgmentKey, Judgment]:
+def staged_judgments(engine: Engine, run_id: str, judge_stage: str, turn_range: tuple[str, str] | None = None,
+                     *, shard: int | None = None) -> dict[JudgmentKey, Judgment]:
     """Staged judgments of one stage, keyed (turn, sentence): of the run, or of the turns from
     `turn_range[0]` to `turn_range[1]` (a chunk of `staged_turns`, which is ordered by turn id,
     so the range holds exactly the chunk's turns, compared in the database's own collation)."""
@@ -160,18 +160,22 @@ def staged_judgments(engine: Engine, run_id: str, judge_stage: str, turn_range: 
     q = sa.select(c.turn_id, c.sentence_index, c.judgment).where(c.run_id == run_id, c.stage == judge_stage)
     if turn_range is not None:
         q = q.where(c.turn_id >= turn_range[0], c.turn_id <= turn_range[1])
+    if shard is not None:  # a shard's turn ids interleave with the others': only its own are read and decoded
+        turns = T.stage_turns.c
+        q = q.where(c.turn_id.in_(sa.select(turns.turn_id).where(turns.run_id == run_id, turns.shard == shard)))
     with engine.connect() as conn:
         return {key: j for r in conn.execute(q) for key, j in judgments_of_row(r[0], r[1], r[2])}
 
 
-def deciding_judgments(engine: Engine, run_id: str, turn_ids: Sequence[str]) -> dict[JudgmentKey, Judgment]:
-    """The deciding judgment of each sentence of a chunk's turns (given in turn id order): the
-    final stage (LLM) over the first."""
+def deciding_judgments(engine: Engine, run_id: str, turn_ids: Sequence[str], shard: int | None = None
+                       ) -> dict[JudgmentKey, Judgment]:
+    """The deciding judgment of each sentence of a chunk's turns (given in turn id order, all of
+    `shard` when given): the final stage (LLM) over the first."""
     if not turn_ids:
         return {}
     span = (turn_ids[0], turn_ids[-1])
-    judgments = staged_judgments(engine, run_id, FIRST, span)
-    judgments.update(staged_judgments(engine, run_id, FINAL, span))
+    judgments = staged_judgments(engine, run_id, FIRST, span, shard=shard)
+    judgments.update(staged_judgments(engine, run_id, FINAL, span, shard=shard))
     return judgments
 
 
