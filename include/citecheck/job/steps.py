@@ -312,8 +312,7 @@ def fold_shard(run: DayRun, shard: int) -> dict[str, Any]:
     answers = 0
     for batch in staging.staged_turns(run.engine, run.run_id, shard=shard, chunk=CHUNK):
         # judgments joined per chunk (only selected turns have any): memory holds one chunk's
-        judgments = staging.deciding_judgments(run.engine, run.run_id, [st.turn_id for st, sel in batch if sel],
-                                               shard)
+        judgments = staging.deciding_judgments(run.engine, run.run_id, [st.turn_id for st, sel in batch if sel])
         events: dict[str, list[Any]] = {}
         if reader_logged:
             with run.engine.connect() as conn:

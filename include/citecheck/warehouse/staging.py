@@ -152,7 +152,7 @@ def stage_judgments(engine: Engine, run_id: str, judge_stage: str, judged: Itera
 
 
 def staged_judgments(engine: Engine, run_id: str, judge_stage: str, turn_range: tuple[str, str] | None = None,
-                     *, shard: int | None = None) -> dict[JudgmentKey, Judgment]:
+                     *, turn_ids: Sequence[str] | None = None) -> dict[JudgmentKey, Judgment]:
     """Staged judgments of one stage, keyed (turn, sentence): of the run, or of the turns from
     `turn_range[0]` to `turn_range[1]` (a chunk of `staged_turns`, which is ordered by turn id,
     so the range holds exactly the chunk's turns, compared in the database's own collation)."""
@@ -160,22 +160,20 @@ def staged_judgments(engine: Engine, run_id: str, judge_stage: str, turn_range: 
     q = sa.select(c.turn_id, c.sentence_index, c.judgment).where(c.run_id == run_id, c.stage == judge_stage)
     if turn_range is not None:
         q = q.where(c.turn_id >= turn_range[0], c.turn_id <= turn_range[1])
-    if shard is not None:  # a shard's turn ids interleave with the others': only its own are read and decoded
-        turns = T.stage_turns.c
-        q = q.where(c.turn_id.in_(sa.select(turns.turn_id).where(turns.run_id == run_id, turns.shard == shard)))
+    if turn_ids is not None:  # a shard's turn ids interleave with the others': only its own are read and decoded
+        q = q.where(c.turn_id.in_(sa.bindparam("turn_ids", list(turn_ids), expanding=True)))
     with engine.connect() as conn:
         return {key: j for r in conn.execute(q) for key, j in judgments_of_row(r[0], r[1], r[2])}
 
 
-def deciding_judgments(engine: Engine, run_id: str, turn_ids: Sequence[str], shard: int | None = None
-                       ) -> dict[JudgmentKey, Judgment]:
-    """The deciding judgment of each sentence of a chunk's turns (given in turn id order, all of
-    `shard` when given): the final stage (LLM) over the first."""
+def deciding_judgments(engine: Engine, run_id: str, turn_ids: Sequence[str]) -> dict[JudgmentKey, Judgment]:
+    """The deciding judgment of each sentence of a chunk's turns (given in turn id order): the
+    final stage (LLM) over the first; only those turns' (a shard's chunk spans other shards' ids)."""
     if not turn_ids:
         return {}
     span = (turn_ids[0], turn_ids[-1])
-    judgments = staged_judgments(engine, run_id, FIRST, span, shard=shard)
-    judgments.update(staged_judgments(engine, run_id, FINAL, span, shard=shard))
+    judgments = staged_judgments(engine, run_id, FIRST, span, turn_ids=turn_ids)
+    judgments.update(staged_judgments(engine, run_id, FINAL, span, turn_ids=turn_ids))
     return judgments
 
 
