@@ -85,11 +85,15 @@ def citation_metrics_daily():
     @task(multiple_outputs=False, retries=12, retry_delay=LOCK_RETRY_DELAY, retry_exponential_backoff=True,
           max_retry_delay=dt.timedelta(minutes=10))
     def open_run() -> list[dict]:
-        """Takes the day and opens the run; returns, per shard, the day, run id and shard every
-        later task works on (the per-shard tasks map over it, the others read its first)."""
+        """Loads `[source] traces` when configured, then takes the day and opens the run; returns,
+        per shard, the day, run id and shard every later task works on (the per-shard tasks map over
+        it, the others read its first)."""
         from citecheck.job import open_run
+        from citecheck.job.traces import load_configured_traces
 
-        opened = open_run(day_run())
+        run = day_run()
+        load_configured_traces(run.engine, run.settings.config, run.day)
+        opened = open_run(run)
         return [{**opened, "shard": shard} for shard in opened["shards"]]
 
     # Per-shard steps are mapped tasks, one per step, not a mapped task group per shard: the day's

@@ -11,7 +11,8 @@ Scripting, per test:
   as is (for malformed replies).
 - `script`: a queue of actions for the next `/v1/messages` calls, each a dict with any of
   `status` + `headers` + `error_type` (an error response), `delay` (seconds before answering,
-  for timeouts), `text` (reply text instead of the grader's), `stop_reason`, `usage`.
+  for timeouts), `text` (reply text instead of the grader's), `content` (the reply's content
+  blocks as given, e.g. text blocks with citations), `stop_reason`, `usage`.
 - `on_message(body, call_index) -> action | None`: a callback consulted when the queue is empty.
 - `batch_outcome(custom_id, position) -> "succeeded" | "errored" | "canceled" | "expired"`.
 - `polls_until_ended`: how many retrieves a batch answers `in_progress` before it ends.
@@ -33,6 +34,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from helpers import local_http
 
 Grader = Callable[[list[dict[str, Any]], dict[str, str]], Any]
 
@@ -124,19 +127,12 @@ class FakeAnthropic:
             def do_POST(self) -> None:
                 fake._dispatch(self, "POST")
 
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        server.daemon_threads = True
-        server.block_on_close = False
-        self._server = server
-        self.url = f"http://127.0.0.1:{server.server_address[1]}"
-        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+        self._server, self.url = local_http.start(Handler)
         return self
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
+        local_http.stop(self._server)
+        self._server = None
 
     # -- assertions helpers ----------------------------------------------------------------
     def message_requests(self) -> list[dict[str, Any]]:
@@ -199,7 +195,9 @@ class FakeAnthropic:
         return self._json(handler, 200, self._message_json(body, action))
 
     def _message_json(self, body: dict[str, Any], action: Mapping[str, Any]) -> dict[str, Any]:
-        if "text" in action:
+        if "content" in action:
+            text = ""
+        elif "text" in action:
             text = action["text"]
         else:
             payload = request_input(body)
@@ -212,7 +210,7 @@ class FakeAnthropic:
             "type": "message",
             "role": "assistant",
             "model": body.get("model", "unknown"),
-            "content": [{"type": "text", "text": text}],
+            "content": action.get("content") or [{"type": "text", "text": text}],
             "stop_reason": action.get("stop_reason", "end_turn"),
             "stop_sequence": None,
             "usage": usage,

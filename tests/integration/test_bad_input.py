@@ -230,14 +230,16 @@ def test_unstorable_characters_are_replaced_not_fatal(engine):
 # --- the former hot spots (their times: bench/bench_hot_spots.py) ---------------------------------
 
 def test_big_answers_structure_whole():
-    """With the size limits lifted, the parser and structural checks take a 10 MB answer, 100,000
-    distinct markers, nested markers and 20,000 native blocks, and lose nothing of them (these were
-    quadratic once; `bench/bench_hot_spots.py` shows they are linear now)."""
+    """With the size limits lifted (the sentence cap raised to 1,000,000), the parser and structural
+    checks take a 10 MB answer, 100,000 distinct markers, nested markers and 20,000 native blocks,
+    and lose nothing of them (these were quadratic once; `bench/bench_hot_spots.py` shows they are
+    linear now)."""
     from citecheck.core.config import Config
     from citecheck.core.structural import structure_turn
     from citecheck.core.turns import turn_from_dict
 
-    cfg = Config(max_answer_chars=0, max_citations_per_turn=0, max_citations_per_sentence=0)
+    cfg = Config(max_answer_chars=0, max_citations_per_turn=0, max_citations_per_sentence=0,
+                 max_sentences_per_turn=1_000_000)
     built = {name: structure_turn(turn_from_dict(build(1.0), cfg.max_answer_chars), cfg)
              for name, build in hot_cases().items()}
     big = built["10 MB, 170k sentences"].sentences

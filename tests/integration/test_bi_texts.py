@@ -95,3 +95,18 @@ def test_the_superset_dashboard_queries_no_column_the_bi_role_is_refused():
     from citecheck.bi.superset import SUGGESTION_COLUMNS
 
     assert not set(SUGGESTION_COLUMNS) & set(BI_TEXT_COLUMNS["recite_suggestions"])
+
+
+def test_the_bi_role_reads_figure_kinds_and_values_not_their_text(bi_role):
+    """A figure's `text` is a piece of the answer: the BI role reads `figure_values` (kind, value,
+    traced), never `figures` (issue 37 item 6)."""
+    engine, as_role = bi_role
+    W.grant_bi(engine)
+    for table in ("sentence_verdicts", "claim_verdicts"):
+        assert _refused(as_role, f"SELECT figures FROM {table}")
+        assert not _refused(as_role, f"SELECT figure_values FROM {table}")
+    with as_role.connect() as conn:
+        values = [v for (v,) in conn.exec_driver_sql(
+            "SELECT figure_values FROM sentence_verdicts WHERE check_worthy").all() if v]
+    assert {"kind": "number", "value": "5", "traced": False} in [f for v in values for f in v]
+    assert all(set(f) == {"kind", "value", "traced"} for v in values for f in v)

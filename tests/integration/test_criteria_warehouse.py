@@ -26,8 +26,12 @@ CRITERIA = [
 ]
 
 
-def settings(entries=CRITERIA, **overrides):
-    return orbit_settings(criteria=parse_criteria(entries, "test"), **overrides)
+# the Orbit day skips one malformed row of its five turns: these tests allow it explicitly
+ALLOW_THE_MALFORMED_ROW = {"max_skipped_share": 0.5}
+
+
+def settings(entries=CRITERIA, gate=ALLOW_THE_MALFORMED_ROW, **overrides):
+    return orbit_settings(criteria=parse_criteria(entries, "test", gate), **overrides)
 
 
 def test_a_day_is_decided_with_its_publish(engine):
@@ -64,10 +68,27 @@ def test_a_failed_validation_publishes_no_decision_and_a_rerun_replaces_it(engin
     lenient = [{"name": "attached", "metric": "attachment_rate", "min": 0.5}]
     job.run_day(engine, DAY, settings(lenient))
     after = day_decision(engine, DAY)
-    assert after["decision"] == "pass" and [r["criterion"] for r in after["criteria"]] == ["attached"]
+    assert after["decision"] == "pass" and [r["criterion"] for r in after["criteria"]] == ["attached",
+                                                                                           "turns skipped"]
     assert after["criteria_hash"] != before["criteria_hash"] and after["answers_failing"] == []
     with engine.connect() as conn:
         assert conn.execute(sa.select(sa.func.count()).select_from(T.answer_decisions)).scalar_one() == 0
+
+
+def test_a_day_that_skipped_more_than_its_criteria_allow_never_passes(engine):
+    """The daily job bounds the day's skipped share (`[gate] max_skipped_share`, default 1%)."""
+    W.load_turns(engine, orbit_warehouse_turns())
+    lenient = [{"name": "attached", "metric": "attachment_rate", "min": 0.5}]
+    job.run_day(engine, DAY, settings(lenient, gate=None))
+    decision = day_decision(engine, DAY)
+    by_name = {r["criterion"]: r for r in decision["criteria"]}
+    assert by_name["attached"]["decision"] == "pass" and decision["decision"] == "fail"
+    skipped = by_name["turns skipped"]
+    assert (skipped["metric"], skipped["numerator"], skipped["bound"], skipped["decision"]) == (
+        "skipped_share", 1, 0.01, "fail")
+    assert skipped["value"] == pytest.approx(1 / skipped["denominator"])
+    job.run_day(engine, DAY, settings(lenient, gate={"max_skipped_share": 0.25}))
+    assert day_decision(engine, DAY)["decision"] == "pass"
 
 
 def test_a_day_without_criteria_has_no_decision(engine):

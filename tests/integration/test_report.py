@@ -387,7 +387,8 @@ def test_the_report_opens_with_the_days_decision_and_links_failing_answers(engin
     assert page.index('id="decision"') < page.index('id="headline"')
     assert 'Decision of the day: <span class="decision decision-fail">fail</span>' in page
     rows = re.findall(r'<tr class="criterion" data-decision="([^"]+)">\s*<td>([^<]+)</td>', page)
-    assert rows == [("fail", "recall"), ("no_data", "pay answers"), ("pass", "attached")]
+    # the Orbit day skips its malformed row, 1 of 5 turns: over the daily default of 1% (core.coverage)
+    assert rows == [("fail", "recall"), ("fail", "turns skipped"), ("no_data", "pay answers"), ("pass", "attached")]
     assert "min 90.0% on value" in page
     # each failing answer links to its flagged sentences, which carry the anchors
     links = re.findall(r'<a href="#(s-[^"]+)">', page)

@@ -103,5 +103,6 @@ def test_the_stale_and_backfill_commands_say_why(engine, tmp_path, capsys, monke
     assert out[0].startswith(f"{D1}  published by run ")
     assert "ran because: stale: 0 turn(s) and 2 reader event(s)" in out[0]
     assert out[1].startswith(f"{D2}  skipped: up to date")
-    assert out[2] == f"backfill {D1}..{D2}: 1 published, 1 already up to date, 0 failed validation"
+    assert out[2] == (f"backfill {D1}..{D2}: 1 published, 1 already up to date, 0 failed validation, "
+                      "0 locked (not run), 0 failed")
     assert main(["stale", "--from", str(D2), "--to", str(D1)]) == 2

@@ -28,7 +28,8 @@ def _refuse(what: str):
 def unit_guard(monkeypatch):
     """No subprocess, no database connection, no Airflow import inside a unit test."""
     monkeypatch.setattr(subprocess.Popen, "__init__", _refuse("start a subprocess"))
-    monkeypatch.setattr(sqlite3, "connect", _refuse("open a SQLite database"))
+    for module in (sqlite3, sqlite3.dbapi2):  # SQLAlchemy's pysqlite dialect calls sqlite3.dbapi2.connect
+        monkeypatch.setattr(module, "connect", _refuse("open a SQLite database"))
     try:
         import psycopg
     except ImportError:  # pragma: no cover - psycopg is in the core install

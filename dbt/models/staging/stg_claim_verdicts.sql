@@ -14,6 +14,7 @@ select
     judge_version,
     reason,
     figures,
+    figure_values,
     run_id,
     config_hash,
     judge_versions

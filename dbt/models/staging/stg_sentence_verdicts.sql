@@ -22,8 +22,10 @@ select
     first_stage,
     best_windows,
     figures,
+    figure_values,
     language,
     language_source,
+    language_rules_generic,
     run_id,
     config_hash,
     judge_versions

@@ -54,6 +54,19 @@ DATASETS = ("daily_metrics_wide", "daily_metrics", "sentence_verdicts", "alerts"
 ALERT_COLUMNS = ("day", "metric", "slice_name", "slice_value", "averaging", "baseline", "value", "direction", "rule")
 # no answer or passage text: the read-only BI role Superset connects as is refused those columns
 # unless `grant-bi --with-texts` (`warehouse.grants.BI_TEXT_COLUMNS`)
+# The day's decision from its `criteria_results` rows (`core.criteria.overall_decision` in SQL: pass
+# only when every criterion passes, any fail is fail, else no_data) and its criteria by outcome.
+_FAILS = "SUM(CASE WHEN decision = 'fail' THEN 1 ELSE 0 END)"
+_NOT_PASS = "SUM(CASE WHEN decision = 'pass' THEN 0 ELSE 1 END)"
+DECISION_METRICS = {
+    "decision": (f"CASE WHEN {_FAILS} > 0 THEN 'fail' WHEN {_NOT_PASS} > 0 THEN 'no_data' ELSE 'pass' END",
+                 "the day's decision: pass only when every criterion passes"),
+    "criteria_failing": (_FAILS, "criteria the day failed"),
+    "criteria_no_data": ("SUM(CASE WHEN decision = 'no_data' THEN 1 ELSE 0 END)", "criteria without data"),
+    "criteria_passing": ("SUM(CASE WHEN decision = 'pass' THEN 1 ELSE 0 END)", "criteria the day passed"),
+}
+CRITERIA_COLUMNS = ("day", "decision", "criterion", "metric", "scope", "value", "bound_kind", "bound", "on_rule",
+                    "answers", "failing_answers")
 SUGGESTION_COLUMNS = ("day", "turn_id", "sentence_index", "kind", "cited_labels", "suggested_labels",
                       "source", "auto_apply", "caution")
 
@@ -118,6 +131,8 @@ def _dataset_metrics(name: str) -> list[dict[str, Any]]:
         metrics += [("ratio_of_sums", "SUM(numerator) / NULLIF(SUM(denominator), 0)",
                      "the rate over the selected days and rows: sum of numerators / sum of denominators"),
                     ("numerator_sum", "SUM(numerator)", "sum of the numerator counts")]
+    if name == "criteria_results":
+        metrics += [(m, expr, text) for m, (expr, text) in DECISION_METRICS.items()]
     if name == "daily_metrics_wide":
         metrics += [(c.name, f"MAX({c.name})", c.description) for c in published_columns(name)
                     if c.sql_type == "FLOAT"]
@@ -240,9 +255,40 @@ def claim_charts() -> list[dict[str, Any]]:
     return out
 
 
+def headline_axes() -> dict[str, tuple[str, ...]]:
+    """The headline metrics by the unit of their axis (`Metric.axis_unit`, registry order): each
+    unit is a chart of its own, so a count per 1,000 answers never shares the percent axis."""
+    out: dict[str, list[str]] = {}
+    for metric in HEADLINE_METRICS:
+        out.setdefault(BY_NAME[metric].axis_unit, []).append(metric)
+    return {unit: tuple(metrics) for unit, metrics in out.items()}
+
+
+def headline_title(unit: str) -> str:
+    return "Headline rates per day" if unit == "share" else f"Headline {unit}, per day"
+
+
+def decision_charts() -> list[dict[str, Any]]:
+    """The day's acceptance decision (`criteria_results`, SPEC 5.1): per day, the decision and how
+    many criteria failed, had no data or passed; and every criterion's row, failing ones first."""
+    per_day = _chart(
+        "Decision of the day", "table", "criteria_results",
+        {"query_mode": "aggregate", "groupby": ["day"], "metrics": list(DECISION_METRICS), "order_desc": True,
+         "percent_metrics": [], "server_pagination": False},
+        {"columns": ["day"], "metrics": list(DECISION_METRICS), "orderby": [["day", False]], "order_desc": True})
+    criteria = _table("Acceptance criteria of each day (failing first)", "criteria_results", CRITERIA_COLUMNS)
+    criteria["params"]["order_by_cols"] = ['["day", false]', '["decision", true]']
+    json_context = json.loads(criteria["query_context"])
+    json_context["queries"][0]["orderby"] = [["day", False], ["decision", True]]  # "fail" < "no_data" < "pass"
+    criteria["query_context"] = json.dumps(json_context)
+    return [per_day, criteria]
+
+
 def charts() -> list[dict[str, Any]]:
     """Every chart of the dashboard, in layout order."""
-    out = [_daily_series("Headline rates per day", "daily_metrics_wide", list(HEADLINE_METRICS))]
+    out = [_daily_series(headline_title(unit), "daily_metrics_wide", list(metrics),
+                         y_format=BY_NAME[metrics[0]].bi_format) for unit, metrics in headline_axes().items()]
+    out += decision_charts()
     out += [_daily_series(f"{metric} with its 95% interval", "daily_metrics_wide",
                           [metric, f"{metric}_ci_low", f"{metric}_ci_high"]) for metric in interval_metrics()]
     recall_by_slice = _chart(

@@ -16,6 +16,7 @@ EXIT_VALIDATION_FAILED = 3  # a day's output broke an expectation: nothing of it
 EXIT_DECISION_FAILED = 3  # `gate`: the release decision is fail or no_data (same code: CI stops on both)
 EXIT_DAY_LOCKED = 4  # another run holds the day (waited --lock-wait seconds, or not at all)
 EXIT_WAREHOUSE_ERROR = 5  # the warehouse failed (unreachable, a statement refused): see the one-line message
+EXIT_INTERNAL_ERROR = 6  # the command itself failed unexpectedly (a bug): one line, `--debug` for the traceback
 
 
 def write_json(payload: Any, out: str | None) -> None:

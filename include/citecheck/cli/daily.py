@@ -7,7 +7,18 @@ import sys
 from typing import Any
 
 from citecheck.cli import options
-from citecheck.cli.common import EXIT_OK, EXIT_USAGE, EXIT_VALIDATION_FAILED, error, job_settings, warehouse, write_json
+from citecheck.cli.common import (
+    EXIT_DAY_LOCKED,
+    EXIT_INTERNAL_ERROR,
+    EXIT_OK,
+    EXIT_USAGE,
+    EXIT_VALIDATION_FAILED,
+    EXIT_WAREHOUSE_ERROR,
+    error,
+    job_settings,
+    warehouse,
+    write_json,
+)
 
 
 def add_stale(sub: Any) -> None:
@@ -106,7 +117,26 @@ def cmd_backfill(args: argparse.Namespace) -> int:
                       on_failure=lambda _day, exc: sys.stderr.write(f"{exc}\n"),
                       on_day=lambda outcome: print(outcome.line()), workers=args.workers)
     print(f"backfill {args.from_}..{args.to}: {len(report.published)} published, "
-          f"{len(report.up_to_date)} already up to date, {len(report.failed_validation)} failed validation")
+          f"{len(report.up_to_date)} already up to date, {len(report.failed_validation)} failed validation, "
+          f"{len(report.locked)} locked (not run), {len(report.failed)} failed")
+    for label, days in (("locked by another run, not run", report.locked), ("failed", report.failed),
+                        ("failed validation", report.failed_validation)):
+        if days:
+            print(f"{label}: {', '.join(days)}")
+    return backfill_exit_code(report)
+
+
+def backfill_exit_code(report: Any) -> int:
+    """The worst of the days: an unexpected error (6) over a warehouse error (5) over a locked day
+    (4) over a failed validation (3); 0 when every day was published or up to date."""
+    from citecheck.job import RunFailed
+
+    if any(not isinstance(exc, RunFailed) for exc in report.errors.values()):
+        return EXIT_INTERNAL_ERROR
+    if report.failed:
+        return EXIT_WAREHOUSE_ERROR
+    if report.locked:
+        return EXIT_DAY_LOCKED
     return EXIT_VALIDATION_FAILED if report.failed_validation else EXIT_OK
 
 

@@ -1,4 +1,4 @@
-"""Filling the source tables: `sample` (files), `load-sample`, `load-turns`, `load-events`."""
+"""Filling the source tables: `sample` (files), `load-sample`, `load-turns`, `load-traces`, `load-events`."""
 
 from __future__ import annotations
 
@@ -33,6 +33,16 @@ def add_load_turns(sub: Any) -> None:
     p = sub.add_parser("load-turns", help="append turns (SPEC §1 JSON Lines) to the source tables")
     options.add_file(p)
     p.set_defaults(func=cmd_load_turns)
+
+
+def add_load_traces(sub: Any) -> None:
+    p = sub.add_parser("load-traces", help="load the turns of trace files (OTLP JSON, Langfuse export), once a trace")
+    p.add_argument("--file", required=True, action="append",
+                   help="an OTLP JSON file (one ExportTraceServiceRequest a line) or a Langfuse observations export "
+                        "(JSON Lines), or a glob of them; repeatable: the spans of all files are read together")
+    p.add_argument("--convention", choices=["auto", "openinference", "otel-genai", "langfuse"], default="auto",
+                   help="the convention to read the spans in (auto: each span's own)")
+    p.set_defaults(func=cmd_load_traces)
 
 
 def add_load_events(sub: Any) -> None:
@@ -106,6 +116,26 @@ def cmd_load_turns(args: argparse.Namespace) -> int:
     write_json({"loaded": report.loaded, "malformed": [b.as_dict() for b in bad], "duplicates": duplicates,
                 "replaced": report.replaced}, None)
     return EXIT_SKIPPED if bad or duplicates else EXIT_OK
+
+
+def cmd_load_traces(args: argparse.Namespace) -> int:
+    """Load the turns of trace files (`citecheck.job.traces.load_trace_files`): a JSON report on
+    stdout, a summary and the first problems on stderr; exit 1 when anything was not loaded."""
+    from citecheck.job.traces import NoTraceFiles, load_trace_files
+
+    try:
+        report = load_trace_files(warehouse(), args.file, env_config(), args.convention)
+    except NoTraceFiles as exc:
+        error(str(exc))
+        return EXIT_USAGE
+    write_json(report, None)
+    problems = report["problems"]
+    sys.stderr.write(f"traces: {report['traces_read']} turn(s) read from {report['spans']} span(s), "
+                     f"{report['loaded']} loaded, {report['already_loaded']} already loaded, "
+                     f"{len(problems)} not loaded\n")
+    for problem in problems[:20]:
+        sys.stderr.write(f"{problem.get('line', '-')}: {problem['reason']}\n")
+    return EXIT_SKIPPED if problems else EXIT_OK
 
 
 def cmd_load_events(args: argparse.Namespace) -> int:

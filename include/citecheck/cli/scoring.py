@@ -180,10 +180,15 @@ def cmd_score(args: argparse.Namespace, *, judged: bool = True) -> int:
     report = score(turns, judge, config, skipped, criteria=criteria)
     payload = report.to_json(judged=judged)
     if criteria is not None and report.fold is not None and report.fold.criteria is not None:
+        from citecheck.core.coverage import decision_with, skipped_check
         from citecheck.core.criteria import decision_json
 
         tallies = report.fold.criteria
-        payload.update(decision_json(tallies.results(), tallies.failing_answers(), criteria))
+        results, failing = tallies.results(), tallies.failing_answers()
+        check = skipped_check(len(report.skipped), len(report.scored) + len(report.skipped), criteria.limits,
+                              name="turns skipped")
+        payload.update(decision_json(results, failing, criteria), coverage=[check.as_dict()],
+                       decision=decision_with((r.decision for r in results), [check]))
     write_json(payload, args.out)
     if judged and getattr(args, "summary", False):
         sys.stderr.write("\n".join(_summary(payload)) + "\n")

@@ -18,6 +18,8 @@ abbreviations = ["approx.", "e.g.", "i.e."]  # English (and undetermined): a sen
 max_answer_chars = 1000000   # a longer answer is skipped with its size as the reason; 0 = no limit
 max_citations_per_turn = 5000      # a native answer with more citations is skipped, its count the reason; 0 = no limit
 max_citations_per_sentence = 200   # ... or with a sentence carrying more citations than this; 0 = no limit
+max_sentences_per_turn = 10000     # an answer of more sentences is skipped, its size the reason (at least 1:
+                                   # bounds one answer's memory even with max_answer_chars = 0)
 
 [languages.de]         # any language code (SPEC §2.2; defaults: citecheck.core.language_rules)
 abbreviations = ["gem."]   # added to the language's shipped abbreviations
@@ -54,8 +56,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from citecheck.core.language_rules import DEFAULT_LANGUAGE, DEFAULTS, LanguageRules
+from citecheck.core.language_rules import DEFAULTS, LanguageRules, shipped_code
+from citecheck.core.languages import DEFAULT_LANGUAGE, UNDETERMINED
 from citecheck.core.turns import DEFAULT_MAX_ANSWER_CHARS
+
+# One answer's sentences at most (`[segmentation] max_sentences_per_turn`): with the answer text
+# itself, what bounds one answer's memory whatever `max_answer_chars` says (tests/unit/test_answer_memory.py).
+DEFAULT_MAX_SENTENCES_PER_TURN = 10_000
 
 DEFAULT_MARKER_PATTERN = r"\[(?P<labels>[A-Za-z]{0,3}\d+(?:\s*[,;]\s*[A-Za-z]{0,3}\d+)*)\]"
 DEFAULT_LABEL_SEPARATOR = r"\s*[,;]\s*"
@@ -110,6 +117,7 @@ class Config:
     max_answer_chars: int = DEFAULT_MAX_ANSWER_CHARS  # one such turn would dominate a day's judging
     max_citations_per_turn: int = 5000  # bounded work per answer: beyond it the turn is skipped, its size the reason
     max_citations_per_sentence: int = 200
+    max_sentences_per_turn: int = DEFAULT_MAX_SENTENCES_PER_TURN  # bounds one answer's records, whatever its size
     slice_attributes: tuple[str, ...] = ()
     slice_numbers: bool = True
     slice_multi_citation: bool = True
@@ -150,15 +158,17 @@ class Config:
     def rules_for(self, language: str | None) -> LanguageRules:
         """The segmentation and check-worthiness rules of a language (None: undetermined): the
         shipped defaults of `citecheck.core.language_rules` with its `[languages.<code>]` section;
-        English and a language without defaults use `[segmentation]` and `[check_worthiness]`."""
-        code = language or "und"
+        English and a language without defaults (the generic rules) use `[segmentation]` and
+        `[check_worthiness]`."""
+        code = language or UNDETERMINED
         found = self._language_rules.get(code)
         if found is None:
             found = self._language_rules[code] = self._resolve_rules(code)
         return found
 
     def _resolve_rules(self, code: str) -> LanguageRules:
-        shipped = DEFAULTS.get(code) if code != DEFAULT_LANGUAGE else None
+        found = shipped_code(code)
+        shipped = DEFAULTS[found] if found is not None and found != DEFAULT_LANGUAGE else None
         own = {key: values for c, key, values in self.languages if c == code}
         abbreviations = shipped.abbreviations if shipped else self.abbreviations
         non_claims = shipped.non_claim_patterns if shipped else self.non_claim_patterns
@@ -169,6 +179,13 @@ class Config:
             refusals=(*self.refusals, *own.get("refusals", ())),
             refusal_patterns=own.get("refusal_patterns", refusal_patterns),
             non_claim_patterns=own.get("non_claim_patterns", non_claims),
+            numeric_abbreviations=frozenset(a.casefold() for a in shipped.numeric_abbreviations) if shipped
+            else frozenset(),
+            ordinal_dot=shipped.ordinal_dot if shipped else False,
+            question_marks=shipped.question_marks if shipped else "",
+            segmenter=shipped.segmenter if shipped else "sentencex",
+            continuations=shipped.continuations if shipped else (),
+            lower_case_continues=shipped is not None,
         )
 
     @property
@@ -205,6 +222,7 @@ _TOML_KEYS: dict[tuple[str, str], str] = {
     ("segmentation", "max_answer_chars"): "max_answer_chars",
     ("segmentation", "max_citations_per_turn"): "max_citations_per_turn",
     ("segmentation", "max_citations_per_sentence"): "max_citations_per_sentence",
+    ("segmentation", "max_sentences_per_turn"): "max_sentences_per_turn",
     ("slices", "attributes"): "slice_attributes",
     ("slices", "numbers"): "slice_numbers",
     ("slices", "multi_citation"): "slice_multi_citation",
@@ -248,6 +266,9 @@ def config_from_mapping(data: dict[str, Any]) -> Config:
                 raise ConfigError("config: criteria must be an array of tables ([[criteria]])")
             extra["criteria"] = table
             continue
+        if section == "gate":  # [gate]: the criteria's coverage limits, validated with them
+            extra["gate"] = table
+            continue
         if not isinstance(table, dict):
             raise ConfigError(f"config: [{section}] must be a table")
         if section == "languages":
@@ -256,7 +277,7 @@ def config_from_mapping(data: dict[str, Any]) -> Config:
         for key, value in table.items():
             name = _TOML_KEYS.get((section, key))
             if name is None:
-                if section in {"judge", "job", "warehouse", "validation", "monitor", "report"}:
+                if section in {"judge", "job", "warehouse", "validation", "monitor", "report", "source"}:
                     extra.setdefault(section, {})[key] = value
                     continue
                 raise ConfigError(f"config: unknown key {section}.{key}")
@@ -269,9 +290,9 @@ def config_from_mapping(data: dict[str, Any]) -> Config:
             raise ConfigError(f"config: invalid regular expression for {attr}: {exc}") from exc
     # the check-worthiness patterns: [check_worthiness] (English and languages without defaults),
     # then each [languages.<code>] section's
-    for code in ("und", *sorted({c for c, _, _ in config.languages})):
+    for code in (UNDETERMINED, *sorted({c for c, _, _ in config.languages})):
         rules = config.rules_for(code)
-        where = "[check_worthiness]" if code == "und" else f"[languages.{code}]"
+        where = "[check_worthiness]" if code == UNDETERMINED else f"[languages.{code}]"
         for attr in ("refusal_res", "non_claim_res"):
             try:
                 getattr(rules, attr)
@@ -291,6 +312,9 @@ def config_from_mapping(data: dict[str, Any]) -> Config:
         raise ConfigError('config: claims.mode = "recorded" needs claims.recorded = "PATH" (a JSON file)')
     if config.claims_max < 1:
         raise ConfigError("config: claims.max_claims must be at least 1")
+    if config.max_sentences_per_turn < 1:
+        raise ConfigError("config: segmentation.max_sentences_per_turn must be at least 1 (it bounds one "
+                          "answer's memory; there is no unlimited)")
     if "labels" not in config.marker_re.groupindex:
         raise ConfigError("config: markers.pattern needs a named group (?P<labels>...)")
     return config

@@ -17,7 +17,7 @@ answers = true
 
 A criterion is `pass`, `fail` or `no_data` (an empty scope or a null metric: never a pass); a
 day's (or a release's) decision is `pass` only when every criterion passes. `CriteriaEvaluator`
-streams scored answers (the job's aggregate step, `score --criteria`) or score-output turns
+streams scored answers (the job's fold_shard step, `score --criteria`) or score-output turns
 (`citecheck gate`) into each criterion's totals, its 95% interval (answers as clusters, as every
 other interval of the product) and the failing answers.
 """
@@ -118,12 +118,48 @@ class Criterion:
         return self.max is not None and value > self.max
 
 
+GATE_SECTION = "gate"  # the criteria file's (and the config's) table of coverage limits
+COVERAGE_LIMIT_KEYS = ("max_skipped_share", "max_unpaired_share")
+
+
+@dataclass(frozen=True, slots=True)
+class CoverageLimits:
+    """How much a decision may not see, as stated in `[gate]` (None: not stated, the decider's
+    default applies; `core.coverage`): the share of the turns it was asked to judge that were
+    skipped, and (`gate --base`) the share of either side's turns without a partner."""
+
+    max_skipped_share: float | None = None
+    max_unpaired_share: float | None = None
+
+    def as_dict(self) -> dict[str, float]:
+        return {k: getattr(self, k) for k in COVERAGE_LIMIT_KEYS if getattr(self, k) is not None}
+
+
+def parse_coverage_limits(table: Any, source: str) -> CoverageLimits:
+    """`[gate]`'s `max_skipped_share` / `max_unpaired_share`, each a share from 0 to 1; CriteriaError."""
+    if table is None:
+        return CoverageLimits()
+    if not isinstance(table, dict):
+        raise CriteriaError(f"{source}: [{GATE_SECTION}] must be a table")
+    unknown = sorted(set(table) - set(COVERAGE_LIMIT_KEYS))
+    if unknown:
+        raise CriteriaError(f"{source}: [{GATE_SECTION}] unknown key(s) {', '.join(unknown)} "
+                            f"(allowed: {', '.join(COVERAGE_LIMIT_KEYS)})")
+    values = {k: _number(table, k, f"{source}: [{GATE_SECTION}]") for k in COVERAGE_LIMIT_KEYS}
+    for key, value in values.items():
+        if value is not None and not 0.0 <= value <= 1.0:
+            raise CriteriaError(f"{source}: [{GATE_SECTION}] {key} must be a share from 0 to 1, not {value:g}")
+    return CoverageLimits(**values)
+
+
 @dataclass(frozen=True, slots=True)
 class Criteria:
-    """A validated set of criteria and its hash (stored with every decision)."""
+    """A validated set of criteria, its coverage limits (`[gate]`) and its hash (stored with every
+    decision)."""
 
     items: tuple[Criterion, ...] = ()
     source: str = ""
+    limits: CoverageLimits = field(default_factory=CoverageLimits)
 
     def __bool__(self) -> bool:
         return bool(self.items)
@@ -137,7 +173,10 @@ class Criteria:
     @property
     def hash(self) -> str:
         """A short stable hash of the criteria as validated (names, metrics, scopes, bounds)."""
-        blob = json.dumps([c.as_dict() for c in self.items], sort_keys=True).encode()
+        stated: list[Any] = [c.as_dict() for c in self.items]
+        if self.limits.as_dict():  # criteria without [gate] keep the hash they had
+            stated.append({GATE_SECTION: self.limits.as_dict()})
+        blob = json.dumps(stated, sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
 
 
@@ -150,10 +189,12 @@ def known_metrics() -> frozenset[str]:
     return frozenset(METRIC_NAMES)
 
 
-def parse_criteria(entries: Any, source: str = "config") -> Criteria:
-    """Validate `[[criteria]]` entries (a list of tables) into `Criteria`; raises CriteriaError."""
+def parse_criteria(entries: Any, source: str = "config", gate: Any = None) -> Criteria:
+    """Validate `[[criteria]]` entries (a list of tables) and the `[gate]` table into `Criteria`;
+    raises CriteriaError."""
+    limits = parse_coverage_limits(gate, source)
     if entries is None:
-        return Criteria(source=source)
+        return Criteria(source=source, limits=limits)
     if not isinstance(entries, list):
         raise CriteriaError(f"{source}: criteria must be an array of tables ([[criteria]])")
     items: list[Criterion] = []
@@ -164,7 +205,7 @@ def parse_criteria(entries: Any, source: str = "config") -> Criteria:
             raise CriteriaError(f"{source}: criterion {i}: the name {criterion.name!r} is used twice")
         seen.add(criterion.name)
         items.append(criterion)
-    return Criteria(tuple(items), source)
+    return Criteria(tuple(items), source, limits)
 
 
 def _criterion(entry: Any, where_: str) -> Criterion:
@@ -247,12 +288,13 @@ def load_criteria_file(path: str | Path) -> Criteria:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise CriteriaError(f"criteria file {path} is not valid TOML: {exc}") from exc
-    unknown = sorted(set(data) - {"criteria"})
+    unknown = sorted(set(data) - {"criteria", GATE_SECTION})
     if unknown:
-        raise CriteriaError(f"criteria file {path}: unknown section(s) {', '.join(unknown)} (only [[criteria]])")
+        raise CriteriaError(f"criteria file {path}: unknown section(s) {', '.join(unknown)} "
+                            f"(only [[criteria]] and [{GATE_SECTION}])")
     if not data.get("criteria"):
         raise CriteriaError(f"criteria file {path} has no [[criteria]]")
-    return parse_criteria(data["criteria"], str(path))
+    return parse_criteria(data["criteria"], str(path), data.get(GATE_SECTION))
 
 
 # --- evaluating -----------------------------------------------------------------------------------
@@ -362,8 +404,8 @@ class CriteriaEvaluator:
             self._totals.append(_Totals(c, keys, spread=ClusterTotals(keys)))
 
     def add(self, scored: ScoredTurn, whole_counts: Counter[str] | None = None) -> None:
-        """One scored answer (the job's aggregate step, `score --criteria`); `whole_counts`: its
-        `turn_counts` where the caller has them already (the aggregate step's accumulator)."""
+        """One scored answer (the job's fold_shard step, `score --criteria`); `whole_counts`: its
+        `turn_counts` where the caller has them already (the fold's accumulator)."""
         attributes = scored.structured.turn.attributes
         whole = whole_counts
         for totals in self._totals:

@@ -2,9 +2,11 @@
 
 `find_figures(text, language)` finds the figures of a text: numbers written with digits (the
 language's decimal mark and digit grouping with commas, dots, spaces or apostrophes understood,
-full-width digits read, ordinals such as 20th), cardinal number words from two upward (in the
-languages `text2num` reads: en, de, fr, es, it, pt, nl), percentages, amounts with a currency,
-dates and times, each with its normalised `value`:
+the Indian grouping "12,34,567", the digits of every Unicode numbering system read (Arabic-Indic
+"٣٠", Persian, Devanagari, Thai, full-width: "٣٠ يومًا" and "30 يومًا" are one figure), ordinals
+such as 20th), cardinal number words from two upward (in the languages `text2num` reads: en, de,
+fr, es, it, pt, nl), percentages (the sign after the number or, as CLDR writes Turkish, before it),
+amounts with a currency, dates and times, each with its normalised `value`:
 
 | kind | value |
 |---|---|
@@ -38,7 +40,8 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any
 
-DEFAULT_LANGUAGE = "en"
+from citecheck.core.languages import DEFAULT_LANGUAGE, primary_language
+
 NUMBER, PERCENT, AMOUNT, DATE, TIME = "number", "percent", "amount", "date", "time"
 FIGURE_KINDS = (NUMBER, PERCENT, AMOUNT, DATE, TIME)
 # The currencies whose symbols and names are read in running text (ISO codes: every code babel
@@ -74,13 +77,6 @@ class Figure:
 
     def as_dict(self) -> dict[str, object]:
         return {"text": self.text, "kind": self.kind, "value": self.value, "traced": self.traced}
-
-
-@lru_cache(maxsize=256)
-def primary_language(language: str | None) -> str:
-    """The BCP 47 primary subtag, lower case ("de-CH" → "de"); none → the default."""
-    code = (language or "").replace("_", "-").split("-")[0].strip().lower()
-    return code or DEFAULT_LANGUAGE
 
 
 # --- reading ------------------------------------------------------------------------------------
@@ -124,11 +120,14 @@ def _locale_marks(language: str) -> tuple[str, str]:
 
 
 _GROUP_CHARS = ",.'\u2019 \u00a0\u202f"
-# A digit number: grouped thousands (comma, dot, apostrophe or a space, groups of three), then an
-# optional decimal part; or plain digits with an optional decimal part.
-_NUM = (r"\d{1,3}(?:[,.'\u2019\u00a0\u202f ]\d{3})+(?:[.,]\d+)?(?![\d])"
+# A digit number: grouped thousands (comma, dot, apostrophe or a space, groups of three), or the
+# Indian grouping CLDR gives hi, bn, mr … ("12,34,567.5": twos, then a three), then an optional
+# decimal part; or plain digits with an optional decimal part.
+_NUM = (r"\d{1,2}(?:,\d{2})+,\d{3}(?:\.\d+)?(?![\d])"
+        r"|\d{1,3}(?:[,.'\u2019\u00a0\u202f ]\d{3})+(?:[.,]\d+)?(?![\d])"
         r"|\d+(?:[.,]\d+)?")
 _NUMBER_RE = re.compile(rf"(?=\d)(?<![0-9.,])(?:{_NUM})")
+_PERCENT_SIGNS = "%\u066a\ufe6a"  # % ٪ ﹪ (full-width ％ reads as %)
 _NO_NUMBER_BEFORE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-")  # glued to a word
 _DIGIT = re.compile(r"\d")
 _ORDINAL_SUFFIX = re.compile(r"(?:st|nd|rd|th|er|e|ème|eme|º|ª|o|a)\b")
@@ -230,7 +229,7 @@ def _patterns(language: str) -> dict[str, re.Pattern[str]]:
     words = PERCENT_WORDS.get(language, ()) + (PERCENT_WORDS["en"] if language != "en" else ())
     percent_words = "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
     # anchored where a number ends (a unit after it) or where it starts (a currency before it)
-    percent_after = re.compile(rf"\s?(?:%|(?:{percent_words})\b)")
+    percent_after = re.compile(rf"\s?(?:[{_PERCENT_SIGNS}]|(?:{percent_words})\b)")
     cur = currency.pattern
     currency_after = re.compile(rf"\s?(?P<cur>{cur})", re.IGNORECASE)
     months = _month_names(language)
@@ -305,14 +304,26 @@ def _parse_date(text: str, language: str) -> tuple[tuple[int, int, int], tuple[s
     return (d.year, d.month, d.day), tuple(getattr(data, "parts", ()) or ())
 
 
+# Detected or logged codes dateparser has no data for, read as the language it has (a macrolanguage's
+# member, a variety's standard): Norwegian `no` as Bokmål, Arabic dialects as Arabic, Wu as Chinese.
+DATEPARSER_ALIASES = {"no": "nb", "arz": "ar", "ary": "ar", "wuu": "zh", "gom": "kok", "sdh": "ckb", "uzs": "uz"}
+
+
+@lru_cache(maxsize=256)
+def dateparser_language(language: str) -> str:
+    """The language dateparser reads a date in: the code itself, its alias, else the default
+    (dateparser refuses an unknown code only once it parses, inside `get_date_data`)."""
+    from dateparser.data.languages_info import language_order
+
+    code = DATEPARSER_ALIASES.get(language, language)
+    return code if code in language_order else DEFAULT_LANGUAGE
+
+
 @lru_cache(maxsize=16)
 def _date_parser(language: str) -> Any:
     from dateparser.date import DateDataParser
 
-    try:
-        return DateDataParser(languages=[language], settings={"PREFER_DAY_OF_MONTH": "first"})
-    except ValueError:
-        return DateDataParser(languages=[DEFAULT_LANGUAGE], settings={"PREFER_DAY_OF_MONTH": "first"})
+    return DateDataParser(languages=[dateparser_language(language)], settings={"PREFER_DAY_OF_MONTH": "first"})
 
 
 def _date_value(ymd: tuple[int, int, int], has_year: bool, has_day: bool) -> str:
@@ -458,6 +469,9 @@ def _find(text: str, language: str) -> tuple[Figure, ...]:
         if glued and before is None:
             continue
         percent = pats["percent_after"].match(rt, end)
+        if percent is None and start and rt[start - 1] in _PERCENT_SIGNS:  # "%25": CLDR's Turkish order
+            add(start - 1, end, PERCENT, f"{plain_decimal(number)}%")
+            continue
         after = None if percent is not None else pats["currency_after"].match(rt, end)
         if after is not None and not _joined(rt, after.end()):
             code = codes.get(after.group("cur").lower())

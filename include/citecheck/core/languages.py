@@ -7,7 +7,13 @@ input repair (`invalid_language_tag`). Detection uses py3langid (97 languages, n
 probabilities; `bench/bench_language_detection.py` measured it against lingua on short answers):
 markers, URLs and code are removed first; a mixed-language answer takes its majority language
 (each sentence votes with its letters); an empty answer, or one the detector is not sure of, is
-`und` (undetermined), which the rules read as the default (English) rules.
+`und` (undetermined).
+
+This module is the one reader of language tags (`read_language_tag`: a BCP 47 tag, or a POSIX
+locale such as `de_CH` read leniently but not well formed) and the one home of the fallback for a
+missing or undetermined language (`language_or_default`: the data that reads such a text, babel's
+locale, the claim splitter's, is English's). Which *rules* a turn's language gets (its own or the
+generic ones) is `citecheck.core.language_rules`.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from functools import lru_cache
 from typing import Any
 
 UNDETERMINED = "und"
+DEFAULT_LANGUAGE = "en"  # what reads the text of a turn with no language (`language_or_default`)
 LOGGED = "logged"
 DETECTED = "detected"
 LANGUAGE_SOURCES = (LOGGED, DETECTED)
@@ -52,13 +59,39 @@ class TurnLanguage:
     repair: str | None = None
 
 
-def language_subtag(value: Any) -> str | None:
-    """The language of a BCP 47 tag (its first subtag, lower-cased; `"de-DE"` → `"de"`); None when
-    the value is not a BCP 47 tag (`"xx_YY"`, `"123"`, `""`)."""
+def read_language_tag(value: Any) -> tuple[str | None, bool]:
+    """(language, well_formed) of a language tag: a BCP 47 tag gives its first subtag, lower-cased
+    (`"de-DE"` → `("de", True)`); a POSIX-style locale with underscores gives its language but is
+    not well formed (`"de_CH"` → `("de", False)`); anything else is no language (`"123"`, `""` →
+    `(None, False)`). The one rule every reader of a tag goes through."""
     if not isinstance(value, str):
-        return None
-    found = _BCP47.match(value.strip())
-    return found.group("language").split("-", 1)[0].lower() if found else None
+        return None, False
+    text = value.strip()
+    found = _BCP47.match(text)
+    if found is None and "_" in text:
+        lenient = _BCP47.match(text.split(".", 1)[0].split("@", 1)[0].replace("_", "-"))  # de_CH.UTF-8@euro
+        return (lenient.group("language").split("-", 1)[0].lower() if lenient else None), False
+    return (found.group("language").split("-", 1)[0].lower() if found else None), found is not None
+
+
+def language_subtag(value: Any) -> str | None:
+    """The language of a well-formed BCP 47 tag (`"de-DE"` → `"de"`); None when the value is not
+    one (`"xx_YY"`, `"123"`, `""`): the logged-language rule of SPEC §2.2."""
+    code, well_formed = read_language_tag(value)
+    return code if well_formed else None
+
+
+def language_or_default(code: str | None) -> str:
+    """The language whose data reads a text: the code itself, or `DEFAULT_LANGUAGE` for a missing
+    or undetermined one (`None`, `""`, `und`). The one `und` → `en` fallback."""
+    return DEFAULT_LANGUAGE if not code or code == UNDETERMINED else code
+
+
+@lru_cache(maxsize=256)
+def primary_language(value: str | None) -> str:
+    """The language of any tag, read leniently (`"de-CH"`, `"pt_BR"` → `"de"`, `"pt"`), with the
+    default for none (`language_or_default`)."""
+    return language_or_default(read_language_tag(value)[0])
 
 
 def logged_language(attributes: Mapping[str, Any]) -> tuple[str | None, bool]:

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from citecheck.core.figures import Figure
+from citecheck.core.language_rules import has_shipped_rules
+from citecheck.core.languages import UNDETERMINED
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +129,7 @@ class StructuredTurn:
     turn: Turn
     sentences: tuple[Sentence, ...]
     is_refusal: bool
-    language: str = "und"
+    language: str = UNDETERMINED
     language_source: str = "detected"
     language_repair: str | None = None
     # a claims mode (SPEC §2.1): each check-worthy sentence's claims by sentence index (a sentence
@@ -143,6 +145,12 @@ class StructuredTurn:
         if self.claims is None:
             return (sentence.text,)
         return self.claims.get(sentence.index) or (sentence.text,)
+
+    @property
+    def language_rules_generic(self) -> bool:
+        """The turn's language has no shipped rules: it was split and read by the generic
+        (Unicode) rules (`citecheck.core.language_rules`), and is counted as such."""
+        return not has_shipped_rules(self.language)
 
     @property
     def turn_id(self) -> str:
@@ -167,7 +175,7 @@ class JudgeItem:
     cited: tuple[str, ...]
     context: tuple[Passage, ...]
     claim_index: int | None = None  # a claims mode: the claim of the sentence (`sentence` is its text)
-    language: str = "und"  # the turn's language (SPEC §2.2): picks the NLI model of a `"models"` map
+    language: str = UNDETERMINED  # the turn's language (SPEC §2.2): picks the NLI model of a `"models"` map
 
     @property
     def key(self) -> JudgmentKey:

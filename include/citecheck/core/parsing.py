@@ -22,23 +22,34 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+import regex
 from sentencex import segment
 
 from citecheck.core.config import Config
 from citecheck.core.formats.common import TurnError
-from citecheck.core.language_rules import LanguageRules
+from citecheck.core.language_rules import THAI_SPACES, LanguageRules
 
 _GLYPHS = "\u2022\u2023\u25aa\u25e6\u25cf\u25a0\u25ba"  # • ‣ ▪ ◦ ● ■ ►: only ever list bullets
 _BULLET = re.compile(
     rf"^\s*(?:[{_GLYPHS}]\s*|(?:[-*+\u2013\u2014]|\(?\d{{1,3}}[.)]|\(?[a-zA-Z][.)])\s+)")
 _LINE_BREAK = re.compile(rf"\n|(?=[{_GLYPHS}])")  # a bullet glyph inside a line starts a new item
-_STOP_BEFORE = re.compile(r"[.!?\u2026\u3002\uff01\uff1f][\"'\u201d\u2019)\]\u300d\u300f\uff09]*$")  # 。！？ 」』）
+_STOP_BEFORE = regex.compile(  # any script's stop (. ! ? … 。 ！ ？ । ؟ ։ …), then closing quotes or brackets
+    r"[\p{Sentence_Terminal}\u2026][\"'\u201d\u2019\u00bb)\]\u300d\u300f\uff09]*$")
 _HAS_WORD = re.compile(r"\w")
+_UNIT = r"(?:\b(?:km|kg|cm|mm|ml|kWh)|(?<=\d)\s?(?:m|g|l|h))\."
+_NEXT_CAPITAL = r"[A-Z\u00c0-\u00d6\u00d8-\u00de\u00bf\u00a1]"
 _UNIT_STOP = re.compile(  # a unit symbol ending a sentence: the next one opens with a capital, ¿ or ¡
-    r"(?:\b(?:km|kg|cm|mm|ml|kWh)|(?<=\d)\s?(?:m|g|l|h))\.(?=\s+[A-Z\u00c0-\u00d6\u00d8-\u00de\u00bf\u00a1])")
+    rf"{_UNIT}(?=\s+{_NEXT_CAPITAL})")
+_UNIT_END = re.compile(rf"{_UNIT}\s*$")  # a piece cut there: no abbreviation list ("km", "h") joins it again
 _FULL_STOPS = frozenset("\u3002\uff01\uff1f")  # 。！？
 _AFTER_FULL_STOP = re.compile(  # after 。！？, unless a closing quote or bracket or another stop follows
     r"(?<=[\u3002\uff01\uff1f])(?=[^\s\u3002\uff01\uff1f\u300d\u300f\uff09)\]\"'\u201d\u2019])")
+# Unicode's Sentence_Terminal characters of every script (। ؟ ։ ። ။ ‼ …) other than those sentencex
+# and `_AFTER_FULL_STOP` cut by themselves, then closing quotes or brackets and a space: a cut
+_OTHER_TERMINAL = regex.compile(
+    "(?![.?!\u3002\uff01\uff1f\uff0e\u2024\ufe52])\\p{Sentence_Terminal}"
+    "[\"'\u201d\u2019\u00bb)\\]\u300d\u300f\uff09]*\\s+")
+_THAI_SPACE = re.compile(r"(?<=[\u0e01-\u0e4f])[ \t\u00a0]+(?=[\u0e01-\u0e4f])")  # a space between Thai words
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _FENCE = re.compile(r"(?m)^[ \t]*(`{3,}|~{3,})[^\n]*(?:\n|\Z)")
 _INLINE_CODE = re.compile(r"(?<!`)(`{1,2})(?!`)[^\n]*?[^`\n](?<!`)\1(?!`)")
@@ -87,7 +98,7 @@ def parse_answer(answer: str, config: Config | None = None, language: str | None
             break
         clean, _, cuts = _strip_markers(clean, cfg, matches)
         _move_all(markers, cuts)
-    spans = _sentence_spans(clean, cfg.rules_for(language))
+    spans = _sentence_spans(clean, cfg.rules_for(language), cfg.max_sentences_per_turn)
     owned: list[list[_Marker]] = [[] for _ in spans]
     if spans:
         starts = [s for s, _ in spans]
@@ -114,7 +125,7 @@ def parse_cited(text: str, spans: Sequence[tuple[int, int]], labels: Sequence[st
     """`parse_plain` with the citations as columns; also returns each sentence's citation indices."""
     cfg = config or _DEFAULT_CONFIG
     check_turn_citation_count(spans, cfg)  # before the answer is segmented: a refused answer costs nothing more
-    sentences = _sentence_spans(text, cfg.rules_for(language))
+    sentences = _sentence_spans(text, cfg.rules_for(language), cfg.max_sentences_per_turn)
     check_sentence_citation_counts(sentences, spans, points, cfg)
     hits_by_sentence = cited_by(text, sentences, spans, points)
     out = []
@@ -331,8 +342,10 @@ def _strip_markers(answer: str, cfg: Config, matches: list[re.Match[str]] | None
     return "".join(pieces), markers, cuts
 
 
-def _sentence_spans(text: str, rules: LanguageRules) -> list[tuple[int, int]]:
-    """(start, end) of each sentence: per line, segmenter output, abbreviation merges, trimmed."""
+def _sentence_spans(text: str, rules: LanguageRules, most: int = 0) -> list[tuple[int, int]]:
+    """(start, end) of each sentence: per line, segmenter output, abbreviation merges, trimmed.
+    `most` (an answer's `max_sentences_per_turn`; 0: a passage, no limit): `TurnError` as soon as
+    the text has more sentences, before the rest is segmented (memory stays bounded)."""
     spans: list[tuple[int, int]] = []
     for offset, line in _lines(text):
         bullet = _BULLET.match(line)
@@ -343,14 +356,18 @@ def _sentence_spans(text: str, rules: LanguageRules) -> list[tuple[int, int]]:
         pos = 0
         merged: list[list[int]] = []
         # the segmenter encodes to UTF-8: a lone surrogate would raise; one stand-in keeps lengths
-        for piece in _pieces(rules.segmenter_language,
+        for piece in _pieces(rules,
                              _SURROGATE.sub("\ufffd", body) if _SURROGATE.search(body) else body):
             s, e = pos, pos + len(piece)
             pos = e
-            if merged and rules.ends_with_abbreviation(body[merged[-1][0]:merged[-1][1]], piece):
+            before = body[merged[-1][0]:merged[-1][1]] if merged else ""
+            if merged and rules.ends_with_abbreviation(before, piece) \
+                    and not (_UNIT_END.search(before) and re.match(rf"\s*{_NEXT_CAPITAL}", piece)):
                 merged[-1][1] = e
             else:
                 merged.append([s, e])
+                if most and len(spans) + len(merged) > 2 * most + 1:  # far over: stop segmenting now
+                    raise TurnError(f"answer has more than {most:,} sentences (segmentation.max_sentences_per_turn)")
         for s, e in merged:
             seg = body[s:e]
             lead = len(seg) - len(seg.lstrip())
@@ -359,18 +376,29 @@ def _sentence_spans(text: str, rules: LanguageRules) -> list[tuple[int, int]]:
                 spans.append((offset + s + lead, offset + s + trail))
             elif spans and seg.strip():
                 spans[-1] = (spans[-1][0], offset + s + trail)
+        if most and len(spans) > most:
+            raise TurnError(f"answer has more than {most:,} sentences (segmentation.max_sentences_per_turn)")
     return spans
 
 
-def _pieces(language: str, body: str) -> Iterator[str]:
+def _pieces(rules: LanguageRules, body: str) -> Iterator[str]:
     """The segmenter's pieces, each also cut after 。！？ (full-width stops end a sentence with no
-    space after them, even before a digit, where the segmenter keeps going) and after a unit
-    symbol's full stop before a capital ("… 0,26 € por km. El taxi …": a symbol takes no
-    abbreviation dot, yet the segmenter's lists for es, it and nl hold km, kg, m …)."""
-    for piece in segment(language, body):
+    space after them, even before a digit, where the segmenter keeps going), after any other
+    Sentence_Terminal character and a space (`_OTHER_TERMINAL`), at a space between Thai words in
+    Thai (which writes spaces between sentences, none between words), and after a unit symbol's
+    full stop before a capital ("… 0,26 € por km. El taxi …": a symbol takes no abbreviation dot,
+    yet the segmenter's lists for es, it and nl hold km, kg, m …)."""
+    for piece in segment(rules.segmenter_language, body):
         parts = [p for p in _AFTER_FULL_STOP.split(piece) if p] if _FULL_STOPS.intersection(piece) else [piece]
         for part in parts:
             cuts = [m.end() for m in _UNIT_STOP.finditer(part)] if "." in part else []
+            if not part.isascii():
+                cuts.extend(m.end() for m in _OTHER_TERMINAL.finditer(part) if m.end() < len(part))
+                if rules.segmenter == THAI_SPACES:
+                    cuts.extend(m.end() for m in _THAI_SPACE.finditer(part)
+                                if not part.startswith(rules.continuations, m.end())
+                                and not part[:m.start()].endswith(rules.continuations))
+                cuts.sort()
             start = 0
             for cut in cuts:
                 yield part[start:cut]

@@ -8,6 +8,7 @@ chunk and stages what they return in the warehouse between steps (`citecheck.job
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +34,8 @@ from citecheck.core.turns import Skipped, TurnError
 from citecheck.core.verdicts import decide
 from citecheck.judges.base import Judge
 
+logger = logging.getLogger(__name__)
+
 JUDGE_BATCH_TURNS = 256  # turns per judge call: the CLI's `score` and the job's judge_shard step
 
 
@@ -46,18 +49,37 @@ def structure_turns(turns: Iterable[Turn], config: Config, history: Conversation
     """Structural checks on every turn; pass turns in conversation order (see above). In a claims
     mode each check-worthy sentence is also split into its claims (SPEC §2.1). A turn over a size
     limit found while parsing (`[segmentation] max_citations_per_turn`, `..._per_sentence`) goes to
-    `skipped` with its size as the reason (raised as `TurnError` when no list is given)."""
+    `skipped` with its size as the reason (raised as `TurnError` when no list is given). Any other
+    error while checking one turn skips that turn too, the error its reason (`unexpected_reason`):
+    one turn never sinks the rest."""
     history = history if history is not None else ConversationHistory()
     splitter = splitter_for(config) if config.claims_on else None
     for turn in turns:
         try:
             structured = structure_turn(turn, config, history)
+            if splitter is not None:
+                structured = split_turn(structured, splitter, config.claims_max)
         except TurnError as exc:
             if skipped is None:
                 raise
             skipped.append(Skipped(None, turn.turn_id, str(exc)))
             continue
-        yield structured if splitter is None else split_turn(structured, splitter, config.claims_max)
+        except Exception as exc:  # a bug met by one turn's text: that turn is skipped, named, counted
+            if skipped is None:
+                raise
+            logger.warning("turn %s skipped: %s", turn.turn_id, unexpected_reason(exc), exc_info=exc)
+            skipped.append(Skipped(None, turn.turn_id, unexpected_reason(exc)))
+            continue
+        yield structured
+
+
+UNEXPECTED_ERROR = "unexpected error"  # the reason a turn skipped by an error of the checks starts with
+
+
+def unexpected_reason(exc: BaseException) -> str:
+    """A turn's skip reason for an error the checks did not expect: its type and first line."""
+    first = (str(exc).strip().splitlines() or [""])[0][:300]
+    return f"{UNEXPECTED_ERROR}: {type(exc).__name__}" + (f": {first}" if first else "")
 
 
 def judge_items(structured: StructuredTurn) -> list[JudgeItem]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from citecheck.core.language_rules import has_shipped_rules
 from citecheck.core.metrics import ScoredTurn, full_counts, ratios, turn_counts, values
 from citecheck.core.structural import claim_figures
 from citecheck.core.verdicts import NOT_SELECTED, SentenceVerdict, evidence_windows
@@ -66,6 +67,12 @@ def sentence_record(v: SentenceVerdict) -> dict[str, Any]:
     }
 
 
+def figure_values(figures: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Figures without their text (`kind`, `value`, `traced`): what a dashboard may read of them
+    (`figure_values`; the written `text` is a piece of the answer, `warehouse.grants.BI_TEXT_COLUMNS`)."""
+    return [{"kind": f["kind"], "value": f["value"], "traced": f["traced"]} for f in figures]
+
+
 def sentence_row(v: SentenceVerdict, turn_id: str, conversation_id: str | None, language: str | None = None,
                  language_source: str | None = None) -> dict[str, Any]:
     """The `sentence_verdicts` row of a sentence (the warehouse adds the run and the day), with
@@ -76,7 +83,8 @@ def sentence_row(v: SentenceVerdict, turn_id: str, conversation_id: str | None, 
     return {"turn_id": turn_id, "sentence_index": v.sentence.index, "conversation_id": conversation_id,
             **fields, "reason": reason, "llm": record["llm"] or None, "first_stage": record["first_stage"] or None,
             "best_windows": evidence_windows(v), "language": language, "language_source": language_source,
-            "figures": record["figures"]}
+            "language_rules_generic": None if language is None else not has_shipped_rules(language),
+            "figures": record["figures"], "figure_values": figure_values(record["figures"])}
 
 
 def citation_records(v: SentenceVerdict) -> list[dict[str, Any]]:
@@ -175,7 +183,7 @@ def claim_rows(scored: ScoredTurn) -> tuple[list[dict[str, Any]], list[dict[str,
                            "text": c["text"], "labels": c["labels"], "verdict": c["verdict"], "score": c["score"],
                            "supported_elsewhere_by": c["supported_elsewhere_by"], "judge": c["judge"],
                            "judge_version": c["judge_version"], "reason": c["unjudged_reason"],
-                           "figures": c["figures"]})
+                           "figures": c["figures"], "figure_values": figure_values(c["figures"])})
             stale, unknown = set(c["stale_labels"]), set(c["unknown_labels"])
             links.extend({**keys, "claim_index": c["index"], "label": label,
                           "status": "stale" if label in stale else "unknown" if label in unknown else "resolved",
@@ -200,6 +208,7 @@ def turn_json(scored: ScoredTurn, *, judged: bool = True) -> dict[str, Any]:
         "attributes": dict(st.turn.attributes),
         "language": st.language,
         "language_source": st.language_source,
+        "language_rules_generic": st.language_rules_generic,
         "is_refusal": st.is_refusal,
         "sentences": sentences,
         "pointer_problems": [

@@ -12,16 +12,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from citecheck.core.config import Config
-from citecheck.core.figures import DEFAULT_LANGUAGE, Figure, find_figures, trace_figures
-from citecheck.core.languages import UNDETERMINED, turn_language
+from citecheck.core.figures import Figure, find_figures, trace_figures
+from citecheck.core.languages import language_or_default, turn_language
 from citecheck.core.model import Sentence, StructuredTurn, Turn
 from citecheck.core.parsing import ParsedSentence, parse_answer, parse_cited
 from citecheck.core.text import normalise_for_match
 from citecheck.core.turns import MAX_LABEL_CHARS
 
 _TRAILING_PUNCT = re.compile(r"[\s.!?\u2026\u3002\uff01\uff1f]+$")
-_CLOSERS = "\"'\u201d\u2019)\u300d\u300f\uff09"  # " ' ” ’ ) 」 』 ）
-QUESTION_MARKS = ("?", "\uff1f")  # ? ？; a sentence opening with ¿ is a question too
 
 
 class ConversationHistory:
@@ -75,17 +73,11 @@ def check_worthiness(text: str, config: Config, language: str | None = None) -> 
     if (refusals and _TRAILING_PUNCT.sub("", normal) in refusals) or _matcher(rules.refusal_patterns,
                                                                               rules.refusal_res)(normal):
         return False, "refusal"
-    if config.questions_are_non_claims and is_question(text):
+    if config.questions_are_non_claims and rules.is_question(text):
         return False, "question"
     if _matcher(rules.non_claim_patterns, rules.non_claim_res)(normal):
         return False, "offer"
     return True, None
-
-
-def is_question(text: str) -> bool:
-    """A question to the user: ends in ? or ？ (before closing quotes or brackets), or opens with ¿."""
-    stripped = text.strip()
-    return stripped.rstrip(_CLOSERS).endswith(QUESTION_MARKS) or stripped.lstrip("\"'(\u201c").startswith("\u00bf")
 
 
 _REFUSAL_CACHE: dict[tuple[str, ...], frozenset[str]] = {}
@@ -182,11 +174,6 @@ def sentence_figures(text: str, resolved: tuple[str, ...], turn: Turn, language:
     return trace_figures(figures, passages, language)
 
 
-def figures_language(language: str) -> str:
-    """The language figures are read in: the turn's, the default for an undetermined one."""
-    return DEFAULT_LANGUAGE if language == UNDETERMINED else language
-
-
 def claim_figures(st: StructuredTurn, sentence: Sentence) -> tuple[tuple[Figure, ...], ...]:
     """In a claims mode, the figures of each claim of a check-worthy sentence (SPEC §3 item 5: "of a
     claim, in a claims mode"): the figures of the claim's own text, traced as a sentence's are
@@ -195,7 +182,7 @@ def claim_figures(st: StructuredTurn, sentence: Sentence) -> tuple[tuple[Figure,
     check-worthy, and in sentence mode (where a sentence is its own claim: `Sentence.figures`)."""
     if st.claims is None or not sentence.check_worthy:
         return ()
-    language = figures_language(st.language)
+    language = language_or_default(st.language)
     return tuple(sentence.figures if text == sentence.text
                  else sentence_figures(text, sentence.resolved_labels, st.turn, language)
                  for text in st.claim_texts(sentence))
@@ -207,7 +194,7 @@ def structure_turn(turn: Turn, config: Config, history: ConversationHistory | No
     context_labels = {p.label for p in turn.context}
     sentences: list[Sentence] = []
     language = turn_language(turn.attributes, turn.answer)
-    language_of_figures = figures_language(language.code)
+    language_of_figures = language_or_default(language.code)
     parsed_sentences, hits = _parse(turn, config, language.code)
     native = hits is not None
     by_sentence = _native_labels(turn, hits) if hits is not None else []

@@ -240,7 +240,7 @@ def generate(start: dt.date, days: int, turns_per_day: int = 300, seed: int = 0,
     (data/traffic.toml), `()` = none. Days before the first change do not depend on it.
     `provider_turns`: turns a day in the OpenAI, Cohere, Gemini and Anthropic PDF/custom-content
     formats, with their apps' pointer bugs (`citecheck.demo.providers`); 0 keeps the sample as it
-    was recorded (tests/unit/test_regroup_unchanged.py), any number leaves the other turns unchanged.
+    was recorded (tests/integration/test_regroup_unchanged.py), any number leaves the other turns unchanged.
     `language_turns`: turns a day answered in German, French, Spanish and Japanese
     (`citecheck.demo.languages`); 0 keeps the sample as recorded, any number leaves the other turns
     unchanged.

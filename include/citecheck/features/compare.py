@@ -37,6 +37,11 @@ class CompareError(ValueError):
 
 def read_score_output(path: str | Path) -> list[dict[str, Any]]:
     """The turns of a `citecheck score` JSON output, checked to carry per-turn counts and metrics."""
+    return read_score_file(path)[0]
+
+
+def read_score_file(path: str | Path) -> tuple[list[dict[str, Any]], int]:
+    """(the scored turns, how many input turns it skipped) of a `citecheck score` JSON output."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
@@ -48,7 +53,10 @@ def read_score_output(path: str | Path) -> list[dict[str, Any]]:
         if not isinstance(turn, dict) or not isinstance(turn.get("counts"), dict) or not isinstance(
                 turn.get("metrics"), dict):
             raise CompareError(f"{path}: turn {i} has no 'counts' and 'metrics' (is this a judged `score` output?)")
-    return turns
+    skipped = data.get("skipped", [])
+    if not isinstance(skipped, list):
+        raise CompareError(f"{path}: 'skipped' is not a list (is this a `citecheck score` output?)")
+    return turns, len(skipped)
 
 
 def item_key(turn: Mapping[str, Any], key: str) -> str:

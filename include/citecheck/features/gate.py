@@ -13,7 +13,10 @@ base (`citecheck compare`: pairs by `turn_id`, its 95% interval with the questio
 
 A criterion passes only when each of its checks passes; a check that cannot be made (an empty
 scope, a null metric, a difference without an interval, non-inferiority bounds without `--base`)
-is `no_data`, never a pass. The release passes only when every criterion passes.
+is `no_data`, never a pass. The gate also counts what it could not score (`core.coverage`): the
+candidate's skipped turns and, with `--base`, each side's turns without a partner; beyond the
+criteria file's `[gate] max_skipped_share` / `max_unpaired_share` (unstated: none) the release
+fails. The release passes only when every criterion and every coverage check passes.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from citecheck.core.coverage import decision_with, format_check, skipped_check, unpaired_checks
 from citecheck.core.criteria import (
     FAIL,
     NO_DATA,
@@ -34,7 +38,7 @@ from citecheck.core.criteria import (
     load_criteria_file,
     overall_decision,
 )
-from citecheck.features.compare import compare, read_score_output
+from citecheck.features.compare import compare, read_score_file
 
 
 def _scoped(turns: Sequence[Mapping[str, Any]], criterion: Criterion) -> list[Mapping[str, Any]]:
@@ -60,8 +64,10 @@ def _difference(criterion: Criterion, base: Sequence[Mapping[str, Any]], candida
 
 
 def gate(candidate: Sequence[Mapping[str, Any]], criteria: Criteria,
-         base: Sequence[Mapping[str, Any]] | None = None, key: str = "turn_id") -> dict[str, Any]:
-    """Decide a release from `score` output turns (see the module doc)."""
+         base: Sequence[Mapping[str, Any]] | None = None, key: str = "turn_id", *,
+         candidate_skipped: int = 0) -> dict[str, Any]:
+    """Decide a release from `score` output turns (see the module doc); `candidate_skipped`: the
+    candidate's input turns its `score` skipped."""
     evaluator = CriteriaEvaluator(criteria)
     for turn in candidate:
         evaluator.add_record(str(turn.get("turn_id")), turn.get("attributes") or {}, turn["counts"])
@@ -79,8 +85,14 @@ def gate(candidate: Sequence[Mapping[str, Any]], criteria: Criteria,
         line["decision"] = overall_decision(checks)
         lines.append(line)
     failing = evaluator.failing_answers()
-    return {"decision": overall_decision(line["decision"] for line in lines), "criteria": lines,
-            "answers_failing": failing, "criteria_hash": criteria.hash, "paired_by": key if base is not None else None}
+    checks = [skipped_check(candidate_skipped, len(candidate) + candidate_skipped, criteria.limits)]
+    if base is not None:
+        unpaired = compare(base, candidate, key, metrics=())["dropped_keys"]
+        checks += unpaired_checks(len(unpaired["base"]), len(base), len(unpaired["candidate"]), len(candidate),
+                                  criteria.limits)
+    return {"decision": decision_with((line["decision"] for line in lines), checks), "criteria": lines,
+            "coverage": [c.as_dict() for c in checks], "answers_failing": failing, "criteria_hash": criteria.hash,
+            "paired_by": key if base is not None else None}
 
 
 def gate_files(candidate_path: str | Path, criteria_path: str | Path, base_path: str | Path | None = None,
@@ -88,9 +100,9 @@ def gate_files(candidate_path: str | Path, criteria_path: str | Path, base_path:
     """`gate` on files: a criteria TOML file and one or two `citecheck score` JSON outputs.
     Raises CriteriaError or CompareError on invalid input."""
     criteria = load_criteria_file(criteria_path)
-    candidate = read_score_output(candidate_path)
-    base = read_score_output(base_path) if base_path is not None else None
-    out = gate(candidate, criteria, base, key)
+    candidate, skipped = read_score_file(candidate_path)
+    base = read_score_file(base_path)[0] if base_path is not None else None
+    out = gate(candidate, criteria, base, key, candidate_skipped=skipped)
     return {"candidate_file": str(candidate_path), "base_file": None if base_path is None else str(base_path),
             "criteria_file": str(criteria_path), **out}
 
@@ -120,6 +132,7 @@ def format_gate(result: Mapping[str, Any], heading: str = "release decision") ->
         if line.get("failing_answers"):
             text += f"; {line['failing_answers']} answer(s) failing"
         lines.append(text)
+    lines.extend(format_check(c) for c in result.get("coverage", ()))
     lines.append(f"{heading}: {result['decision']}")
     return "\n".join(lines)
 

@@ -193,6 +193,9 @@ class BackfillReport:
     published: list[str] = field(default_factory=list)
     up_to_date: list[str] = field(default_factory=list)
     failed_validation: list[str] = field(default_factory=list)
+    locked: list[str] = field(default_factory=list)  # days another run held: skipped, the backfill went on
+    failed: list[str] = field(default_factory=list)  # days whose run failed (warehouse or unexpected error)
+    errors: dict[str, BaseException] = field(default_factory=dict)  # a failed day → its error
     completed: dict[str, list[str]] = field(default_factory=dict)  # up-to-date days whose cut-off run was finished
     reasons: dict[str, str] = field(default_factory=dict)
 
@@ -200,14 +203,16 @@ class BackfillReport:
 @dataclass(frozen=True)
 class DayOutcome:
     """What a backfill did with one day: `outcome` is "published" (it ran and published, as
-    `run_id`), "failed_validation" (it ran; nothing of it was published) or "up_to_date" (it did
-    not run; `run_id` is the run the day stays published with); `reason`: why it ran (`rerun_reason`)
+    `run_id`), "failed_validation" (it ran; nothing of it was published), "locked" (another run
+    held the day: not run), "failed" (its run failed: `error` says why) or "up_to_date" (it did not
+    run; `run_id` is the run the day stays published with); `reason`: why it ran (`rerun_reason`)
     or why it did not."""
 
     day: dt.date
     outcome: str
     reason: str
     run_id: str | None
+    error: str | None = None
 
     def line(self) -> str:
         """The outcome as one line a person reads."""
@@ -215,6 +220,10 @@ class DayOutcome:
             return f"{self.day}  published by run {self.run_id} · ran because: {self.reason}"
         if self.outcome == "failed_validation":
             return f"{self.day}  failed validation, nothing of it published · ran because: {self.reason}"
+        if self.outcome == "locked":
+            return f"{self.day}  locked, not run: {self.error} · would have run because: {self.reason}"
+        if self.outcome == "failed":
+            return f"{self.day}  failed, nothing of it published unless its publish committed: {self.error}"
         return f"{self.day}  skipped: {self.reason}"
 
 
@@ -249,59 +258,97 @@ def backfill(engine: Engine, days: Iterable[dt.date], settings: JobSettings, *, 
              on_failure: Callable[[dt.date, ValidationFailed], None] | None = None,
              on_day: Callable[[DayOutcome], None] | None = None, workers: int = 1) -> BackfillReport:
     """Run each day that is not published with these settings, or is stale (`rerun_reason`; all
-    of them with `force`); a day that fails validation is reported and the backfill goes on.
-    `on_day(DayOutcome)` hears what happened to each day as soon as it is decided. `workers` > 1:
-    the days to run go in that many processes, a day to a process (as many days as workers or
-    more), else one day after another with its shards in the processes."""
+    of them with `force`); a day that fails validation, that another run holds (`DayLocked`, after
+    `lock_wait_s`) or whose run fails on any other error is reported and the backfill goes on to
+    the next day. `on_day(DayOutcome)` hears what happened to each day as soon as it is decided.
+    `workers` > 1: the days to run go in that many processes, a day to a process (as many days as
+    workers or more), else one day after another with its shards in the processes."""
     report = BackfillReport()
     pending: list[tuple[dt.date, str]] = []
-
-    def ran(day: dt.date, reason: str, outcome: str, detail: str) -> None:
-        if outcome == "failed_validation":
-            report.failed_validation.append(day.isoformat())
-            if on_failure is not None:
-                on_failure(day, ValidationFailed(detail))
-            if on_day is not None:
-                on_day(DayOutcome(day, "failed_validation", reason, None))
-            return
-        report.published.append(day.isoformat())
-        if on_day is not None:
-            on_day(DayOutcome(day, "published", reason, detail))
-
     for day in days:
-        state = published_days(engine, [day], settings.config.timezone).get(day)
-        reason = rerun_reason(state, settings.run_config_hash, force=force)
-        if reason is None:
-            reason = f"up to date: published by run {state.run_id} with config {state.config_hash}, " \
-                     "nothing loaded since it began" if state else "up to date"
-            report.up_to_date.append(day.isoformat())
-            if steps := complete_day(engine, day, settings):
-                report.completed[day.isoformat()] = steps
-                reason += f"; its run had stopped after the publish commit: completed {', '.join(steps)}"
-            report.reasons[day.isoformat()] = reason
-            if on_day is not None:
-                on_day(DayOutcome(day, "up_to_date", reason, state.run_id if state else None))
-            continue
-        report.reasons[day.isoformat()] = reason
-        pending.append((day, reason))
-        if workers <= 1:
-            ran(day, reason, *_run_one_day(engine, day, settings))
-            pending.clear()
+        try:
+            reason = _decide_day(engine, day, settings, report, force=force, on_day=on_day)
+            if reason is None:
+                continue
+            if workers > 1:  # run below, in processes
+                pending.append((day, reason))
+                continue
+            _record_day(report, day, reason, _run_one_day(engine, day, settings), on_failure, on_day)
+        except Exception as exc:  # one day's failure is reported; the later days still run
+            _record_day(report, day, report.reasons.get(day.isoformat(), ""), _failure(exc), on_failure, on_day)
     if len(pending) >= max(workers, 2):
         from citecheck.job.workers import days_in_processes
 
         reasons = dict(pending)
         for day, outcome, detail in days_in_processes(engine, [d for d, _ in pending], settings, workers):
-            ran(day, reasons[day], outcome, detail)
+            _record_day(report, day, reasons[day], (outcome, detail), on_failure, on_day)
     else:
         for day, reason in pending:
-            ran(day, reason, *_run_one_day(engine, day, settings, workers))
+            try:
+                done = _run_one_day(engine, day, settings, workers)
+            except Exception as exc:
+                done = _failure(exc)
+            _record_day(report, day, reason, done, on_failure, on_day)
     return report
 
 
-def _run_one_day(engine: Engine, day: dt.date, settings: JobSettings, workers: int = 1) -> tuple[str, str]:
+def _decide_day(engine: Engine, day: dt.date, settings: JobSettings, report: BackfillReport, *, force: bool,
+                on_day: Callable[[DayOutcome], None] | None) -> str | None:
+    """Why a backfill's day must run (recorded in `report.reasons`), or None for a day up to date
+    (reported, and a run of it cut off after its publish commit completed)."""
+    state = published_days(engine, [day], settings.config.timezone).get(day)
+    reason = rerun_reason(state, settings.run_config_hash, force=force)
+    if reason is None:
+        reason = f"up to date: published by run {state.run_id} with config {state.config_hash}, " \
+                 "nothing loaded since it began" if state else "up to date"
+        if steps := complete_day(engine, day, settings):
+            report.completed[day.isoformat()] = steps
+            reason += f"; its run had stopped after the publish commit: completed {', '.join(steps)}"
+        report.up_to_date.append(day.isoformat())
+        report.reasons[day.isoformat()] = reason
+        if on_day is not None:
+            on_day(DayOutcome(day, "up_to_date", reason, state.run_id if state else None))
+        return None
+    report.reasons[day.isoformat()] = reason
+    return reason
+
+
+def _run_one_day(engine: Engine, day: dt.date, settings: JobSettings, workers: int = 1) -> tuple[str, Any]:
     """("published", run id) or ("failed_validation", the message) of one day's run."""
     try:
         return "published", run_day(engine, day, settings, workers=workers)["run_id"]
     except ValidationFailed as exc:
         return "failed_validation", str(exc)
+
+
+def _failure(exc: BaseException) -> tuple[str, Any]:
+    """A day's run that did not end in a publish or a validation failure: ("locked", the error)
+    when another run held the day, else ("failed", the error)."""
+    return ("locked" if isinstance(exc, DayLocked) else "failed"), exc
+
+
+def _record_day(report: BackfillReport, day: dt.date, reason: str, done: tuple[str, Any],
+                on_failure: Callable[[dt.date, ValidationFailed], None] | None,
+                on_day: Callable[[DayOutcome], None] | None) -> None:
+    """Record what a backfill's run of a day did (`_run_one_day`, `_failure`, a worker's outcome)."""
+    outcome, detail = done
+    iso = day.isoformat()
+    if outcome == "published":
+        report.published.append(iso)
+        event = DayOutcome(day, "published", reason, detail)
+    elif outcome == "failed_validation":
+        report.failed_validation.append(iso)
+        if on_failure is not None:
+            on_failure(day, ValidationFailed(detail))
+        event = DayOutcome(day, "failed_validation", reason, None)
+    elif outcome == "locked":
+        report.locked.append(iso)
+        event = DayOutcome(day, "locked", reason, None, str(detail))
+    else:
+        report.failed.append(iso)
+        error = detail if isinstance(detail, BaseException) else RuntimeError(str(detail))
+        report.errors[iso] = error
+        text = str(error) if isinstance(error, RunFailed) else f"{type(error).__name__}: {error}"
+        event = DayOutcome(day, "failed", reason, None, text)
+    if on_day is not None:
+        on_day(event)

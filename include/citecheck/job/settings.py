@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from citecheck.core.config import Config, ConfigError, load_config
-from citecheck.core.criteria import Criteria, CriteriaError, load_criteria_file, parse_criteria
+from citecheck.core.criteria import GATE_SECTION, Criteria, CriteriaError, load_criteria_file, parse_criteria
 from citecheck.core.selection import Selection
 from citecheck.job.validation import DEFAULT_MIN_TURNS, min_turns_setting
 from citecheck.judges import judge_from_spec, read_judge_file
@@ -54,12 +54,12 @@ class JobSettings:
         object.__setattr__(self, "min_turns", min_turns_setting(self.min_turns))
         check_step_sections(self.config)
         check_llm_claims(self.judge_spec, self.config)
-        in_config = self.config.extra.get("criteria")
-        if in_config is not None:
-            if self.criteria and self.criteria.source != "config":
-                raise CriteriaError("criteria are given twice: in the config's [[criteria]] and in "
+        in_config, gate = self.config.extra.get("criteria"), self.config.extra.get(GATE_SECTION)
+        if in_config is not None or gate is not None:
+            if self.criteria.source not in ("", "config"):
+                raise CriteriaError("criteria are given twice: in the config's [[criteria]] / [gate] and in "
                                   f"{self.criteria.source}")
-            object.__setattr__(self, "criteria", parse_criteria(in_config, "config"))
+            object.__setattr__(self, "criteria", parse_criteria(in_config, "config", gate))
 
     def effective_judge_spec(self) -> dict[str, Any]:
         """The judge spec with the run's LLM sample rate and budget applied to a cascade."""

@@ -26,7 +26,8 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from citecheck.core import pipeline, records
-from citecheck.core.criteria import CriteriaEvaluator, overall_decision
+from citecheck.core.coverage import DAILY_MAX_SKIPPED_SHARE, DAY_SKIPPED_CHECK, decision_with, skipped_check
+from citecheck.core.criteria import CriteriaEvaluator
 from citecheck.core.fold import AnswerFold
 from citecheck.core.metrics import SliceCap, full_counts
 from citecheck.core.repairs import input_repairs, language_repairs, repair_totals
@@ -384,19 +385,24 @@ def shard_partials(run: DayRun, step: str) -> list[Any]:
 
 
 def stage_decisions(run: DayRun, criteria: CriteriaEvaluator) -> str | None:
-    """Stage the day's criteria results and failing answers (published with the day, SPEC 5.1);
-    returns the day's decision (None: no criteria configured)."""
+    """Stage the day's criteria results, its skipped-turns check (`core.coverage`: `[gate]
+    max_skipped_share`, else `DAILY_MAX_SKIPPED_SHARE`) and failing answers (published with the
+    day, SPEC 5.1); returns the day's decision (None: no criteria configured)."""
     if not criteria.criteria:
         return None
     key = {"criteria_hash": criteria.criteria.hash}
     results = criteria.results()
+    turns = staging.staged_turn_counts(run.engine, run.run_id)
+    check = skipped_check(turns["turns_skipped"], turns["turns_read"], criteria.criteria.limits,
+                          DAILY_MAX_SKIPPED_SHARE, name=DAY_SKIPPED_CHECK)
     staging.stage_rows(run.engine, T.stage_criteria_results, [
-        {**key, **{("on_rule" if k == "on" else k): v for k, v in r.as_dict().items() if k != "criterion"},
-         "criterion": r.criterion.name} for r in results], run.run_id, run.day)
+        *({**key, **{("on_rule" if k == "on" else k): v for k, v in r.as_dict().items() if k != "criterion"},
+           "criterion": r.criterion.name} for r in results),
+        {**key, **check.criteria_row()}], run.run_id, run.day)
     staging.stage_rows(run.engine, T.stage_answer_decisions, [
         {**key, "turn_id": turn_id, "criteria_failed": names} for turn_id, names in criteria.failing_answers().items()],
         run.run_id, run.day)
-    return overall_decision(r.decision for r in results)
+    return decision_with((r.decision for r in results), [check])
 
 
 def stage_slice_cap(run: DayRun) -> SliceCap:

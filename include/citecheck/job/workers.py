@@ -80,24 +80,28 @@ def shards_in_processes(workers: int) -> Iterator[Callable[..., list[Any]]]:
         yield each_shard
 
 
-def _run_day(warehouse: Warehouse, day: dt.date, settings: JobSettings) -> tuple[str, str]:
+def _run_day(warehouse: Warehouse, day: dt.date, settings: JobSettings) -> tuple[str, Any]:
     """In a worker: every step of one day (`run_day`, its shards one after another); ("published",
-    run id) or ("failed_validation", the message)."""
-    from citecheck.job import ValidationFailed, run_day
+    run id), ("failed_validation", the message), ("locked" or "failed", the error)."""
+    from citecheck.job import DayLocked, ValidationFailed, run_day
 
     engine = warehouse.engine()
     try:
         return "published", run_day(engine, day, settings)["run_id"]
     except ValidationFailed as exc:
         return "failed_validation", str(exc)
+    except DayLocked as exc:
+        return "locked", exc
+    except Exception as exc:  # reported with the day; the backfill goes on
+        return "failed", RuntimeError(f"{type(exc).__name__}: {exc}")
     finally:
         engine.dispose()
 
 
 def days_in_processes(engine: Engine, days: Sequence[dt.date], settings: JobSettings, workers: int
-                      ) -> Iterator[tuple[dt.date, str, str]]:
-    """Run the days in `workers` processes, a day per process at a time: (day, outcome, run id or
-    message) as each day ends. A day that fails otherwise raises here (the others are waited for)."""
+                      ) -> Iterator[tuple[dt.date, str, Any]]:
+    """Run the days in `workers` processes, a day per process at a time: (day, outcome, run id,
+    message or error) as each day ends."""
     warehouse = Warehouse.of(engine)
     with _pool(workers) as pool:
         futures = {pool.submit(_run_day, warehouse, day, settings): day for day in days}

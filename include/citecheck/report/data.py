@@ -12,7 +12,16 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from citecheck.core import alert_groups as groups
-from citecheck.core.metrics import AGREEMENT, NATIVE, READERS, REPORT_TILE_METRICS, SLICES, UNCHECKED, in_report
+from citecheck.core.metrics import (
+    AGREEMENT,
+    LANGUAGE_SLICE,
+    NATIVE,
+    READERS,
+    REPORT_TILE_METRICS,
+    SLICES,
+    UNCHECKED,
+    in_report,
+)
 from citecheck.core.records import split_labels
 from citecheck.core.text import find_span
 from citecheck.core.vocabulary import BAD_VERDICTS
@@ -30,6 +39,7 @@ UNCHECKED_METRICS = in_report(UNCHECKED)  # unjudged sentences, then each reason
 POINTER_PROBLEM_PREFIX = "pointer_problem_rate_"
 UNRESOLVED_EVENT_PREFIX = "unresolved_event_share_"  # + a reason (`core.reader_events.UNRESOLVED_REASONS`)
 MICRO = ("micro",)  # the report charts micro rows (pooled sentences)
+GENERIC_RULES_METRIC = "language_rules_generic_share"  # named per language under "What could not be checked"
 
 
 class ReportError(ValueError):
@@ -77,6 +87,7 @@ class ReportData:
     # a claims mode: the day's partially supported sentences with their claims (the claims panel)
     partially_supported: list[dict[str, Any]] = field(default_factory=list)
     unchecked: list[dict[str, Any]] = field(default_factory=list)  # what could not be checked and why
+    skipped: list[dict[str, Any]] = field(default_factory=list)  # the day's skipped turns by reason
 
     @property
     def unchecked_other(self) -> float:
@@ -85,6 +96,8 @@ class ReportData:
         total = (rows.get("unjudged_rate") or {}).get("numerator") or 0
         return total - sum(r["numerator"] or 0 for m, r in rows.items() if m != "unjudged_rate")
 
+    # each language read by the generic rules (no shipped rules) that day: language, answers, share of the day's
+    generic_rules: list[dict[str, Any]] = field(default_factory=list)
     decision: dict[str, Any] | None = None  # the day's acceptance decision (`read_model.day_decision`), if any
 
     @property
@@ -152,8 +165,23 @@ def gather(engine: Engine, day: dt.date, trend_days: int = 28, *, flagged_limit:
         partially_supported=read_model.partially_supported_sentences(engine, day, flagged_limit)
         if "claim_recall" in by_metric else [],
         unchecked=[by_metric[m] for m in UNCHECKED_METRICS if m in by_metric],
+        generic_rules=generic_rule_languages(engine, day, by_metric.get(GENERIC_RULES_METRIC)),
+        skipped=read_model.skipped_reasons(engine, day),
         decision=read_model.day_decision(engine, day),
     )
+
+
+def generic_rule_languages(engine: Engine, day: dt.date, overall: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """Each language of the day read by the generic rules, with its answers and their share of the
+    day's answers (the `language` slice of `language_rules_generic_share`), most answers first."""
+    if not overall or not overall.get("numerator"):
+        return []
+    answers = overall.get("denominator") or 0
+    rows = read_model.metric_rows(engine, day, day, averaging=MICRO, metrics=(GENERIC_RULES_METRIC,),
+                                  slice_name=LANGUAGE_SLICE)
+    found = [{"language": r["slice_value"], "answers": r["numerator"],
+              "share": r["numerator"] / answers if answers else None} for r in rows if r.get("numerator")]
+    return sorted(found, key=lambda r: (-r["answers"], r["language"]))
 
 
 def evidence_for(row: Mapping[str, Any], passages: Mapping[str, Mapping[str, Any]]) -> tuple[Evidence, ...]:

@@ -140,6 +140,7 @@ CREATE TABLE IF NOT EXISTS claim_verdicts (
 	judge_version VARCHAR(400),
 	reason TEXT,
 	figures JSON,
+	figure_values JSON,
 	run_id VARCHAR(64) NOT NULL,
 	config_hash VARCHAR(32) NOT NULL,
 	judge_versions VARCHAR(400),
@@ -157,6 +158,8 @@ COMMENT ON COLUMN claim_verdicts.verdict IS 'supported, miscited, uncited_suppor
 COMMENT ON COLUMN claim_verdicts.reason IS 'why unjudged';
 
 COMMENT ON COLUMN claim_verdicts.figures IS 'the claim''s own figures: [{text, kind, value, traced}] (SPEC 3.5), traced against its links; traced null: no cited text';
+
+COMMENT ON COLUMN claim_verdicts.figure_values IS 'the claim''s figures without their written text: [{kind, value, traced}] (the BI role''s)';
 
 CREATE TABLE IF NOT EXISTS criteria_results (
 	day DATE NOT NULL,
@@ -499,8 +502,10 @@ CREATE TABLE IF NOT EXISTS sentence_verdicts (
 	first_stage JSON,
 	best_windows JSON,
 	figures JSON,
+	figure_values JSON,
 	language VARCHAR(16),
 	language_source VARCHAR(10),
+	language_rules_generic BOOLEAN,
 	run_id VARCHAR(64) NOT NULL,
 	config_hash VARCHAR(32) NOT NULL,
 	judge_versions VARCHAR(400),
@@ -513,9 +518,13 @@ COMMENT ON COLUMN sentence_verdicts.best_windows IS 'NLI judge: best premise win
 
 COMMENT ON COLUMN sentence_verdicts.figures IS 'check-worthy sentences: [{text, kind, value, traced}] (SPEC 3.5); traced null: no cited text';
 
+COMMENT ON COLUMN sentence_verdicts.figure_values IS 'the figures without their written text: [{kind, value, traced}] (what the BI role reads)';
+
 COMMENT ON COLUMN sentence_verdicts.language IS 'the turn''s language: ISO 639 code of its logged language/locale, else detected; und';
 
 COMMENT ON COLUMN sentence_verdicts.language_source IS 'logged | detected';
+
+COMMENT ON COLUMN sentence_verdicts.language_rules_generic IS 'the turn''s language has no shipped rules: split and read by the generic (Unicode) rules';
 
 CREATE TABLE IF NOT EXISTS skipped_turns (
 	day DATE NOT NULL,
@@ -677,6 +686,7 @@ CREATE TABLE IF NOT EXISTS stage_claim_verdicts (
 	judge_version VARCHAR(400),
 	reason TEXT,
 	figures JSON,
+	figure_values JSON,
 	PRIMARY KEY (run_id, turn_id, sentence_index, claim_index)
 );
 
@@ -689,6 +699,8 @@ COMMENT ON COLUMN stage_claim_verdicts.verdict IS 'supported, miscited, uncited_
 COMMENT ON COLUMN stage_claim_verdicts.reason IS 'why unjudged';
 
 COMMENT ON COLUMN stage_claim_verdicts.figures IS 'the claim''s own figures: [{text, kind, value, traced}] (SPEC 3.5), traced against its links; traced null: no cited text';
+
+COMMENT ON COLUMN stage_claim_verdicts.figure_values IS 'the claim''s figures without their written text: [{kind, value, traced}] (the BI role''s)';
 
 CREATE TABLE IF NOT EXISTS stage_criteria_results (
 	run_id VARCHAR(64) NOT NULL,
@@ -837,8 +849,10 @@ CREATE TABLE IF NOT EXISTS stage_sentence_verdicts (
 	first_stage JSON,
 	best_windows JSON,
 	figures JSON,
+	figure_values JSON,
 	language VARCHAR(16),
 	language_source VARCHAR(10),
+	language_rules_generic BOOLEAN,
 	PRIMARY KEY (run_id, turn_id, sentence_index)
 );
 
@@ -848,9 +862,13 @@ COMMENT ON COLUMN stage_sentence_verdicts.best_windows IS 'NLI judge: best premi
 
 COMMENT ON COLUMN stage_sentence_verdicts.figures IS 'check-worthy sentences: [{text, kind, value, traced}] (SPEC 3.5); traced null: no cited text';
 
+COMMENT ON COLUMN stage_sentence_verdicts.figure_values IS 'the figures without their written text: [{kind, value, traced}] (what the BI role reads)';
+
 COMMENT ON COLUMN stage_sentence_verdicts.language IS 'the turn''s language: ISO 639 code of its logged language/locale, else detected; und';
 
 COMMENT ON COLUMN stage_sentence_verdicts.language_source IS 'logged | detected';
+
+COMMENT ON COLUMN stage_sentence_verdicts.language_rules_generic IS 'the turn''s language has no shipped rules: split and read by the generic (Unicode) rules';
 
 CREATE TABLE IF NOT EXISTS stage_skipped (
 	run_id VARCHAR(64) NOT NULL,

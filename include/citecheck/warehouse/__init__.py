@@ -48,6 +48,7 @@ from citecheck.warehouse.source import (
     EventConflict,
     EventLoadReport,
     LoadReport,
+    conversation_turn_times,
     count_day_turns,
     day_bounds,
     extract_day,
@@ -59,6 +60,7 @@ from citecheck.warehouse.source import (
     prior_context_labels,
     source_rows,
     storable,
+    stored_turn_ids,
 )
 from citecheck.warehouse.staging import clean_staging, record_skips
 
@@ -71,6 +73,7 @@ __all__ = [
     "add_missing_columns",
     "bi_grants",
     "clean_staging",
+    "conversation_turn_times",
     "count_day_turns",
     "day_bounds",
     "day_metrics",
@@ -95,5 +98,6 @@ __all__ = [
     "record_skips",
     "source_rows",
     "storable",
+    "stored_turn_ids",
     "warehouse_url",
 ]

@@ -13,9 +13,10 @@ from citecheck.warehouse.naming import WarehouseNames, quoted
 # Answer, passage and LLM text in what the BI role reads: refused to it unless `grant-bi --with-texts`
 # (the report pages that show the same texts need an Airflow login).
 BI_TEXT_COLUMNS = {
-    "sentence_verdicts": ("text", "llm", "best_windows"),  # the answer sentence, the LLM's output, passage excerpts
+    # the answer sentence, the LLM's output, passage excerpts, the figures as written (`figure_values`: without)
+    "sentence_verdicts": ("text", "llm", "best_windows", "figures"),
     "recite_suggestions": ("sentence", "quote"),  # the answer sentence, the verified passage quote
-    "claim_verdicts": ("text",),  # a claim: the answer sentence's words (a claims mode)
+    "claim_verdicts": ("text", "figures"),  # a claim: the answer sentence's words (a claims mode), its figures
 }
 # What a dashboard (the read-only BI role) may read: published outputs and their views.
 BI_READABLE = ("daily_metrics", "daily_metrics_wide", "sentence_verdicts", "citation_verdicts", "skipped_turns", "runs",

@@ -1,6 +1,6 @@
 """One run per day at a time: the per-day lock, a row of `day_locks` held by a run id.
 
-A run takes the day's lock before it stages anything (the job's `extract`); every take gives the
+A run takes the day's lock before it stages anything (the job's `open_run`); every take gives the
 lock a new `generation`, the run's fencing token (kept in its ledger row). Every later step
 renews the lease with that token (`renew`): a renewal only extends the row it took, so a run
 whose lease lapsed and whose day was taken (or released) never gets it back, however late it

@@ -203,6 +203,17 @@ def partially_supported_sentences(engine: Engine, day: dt.date, limit: int) -> l
     return rows
 
 
+def skipped_reasons(engine: Engine, day: dt.date, limit: int = 10) -> list[dict[str, Any]]:
+    """The day's skipped turns by reason, most frequent first: `reason`, `turns`, an `example`
+    turn id (the report's "what could not be checked")."""
+    s = T.skipped_turns.c
+    turns = sa.func.count().label("turns")
+    query = (sa.select(s.reason, turns, sa.func.min(s.turn_id).label("example")).where(s.day == day)
+             .group_by(s.reason).order_by(turns.desc(), s.reason).limit(limit))
+    with engine.connect() as conn:
+        return [dict(r) for r in conn.execute(query).mappings()]
+
+
 def day_suggestions(engine: Engine, day: dt.date) -> list[dict[str, Any]]:
     """The day's published re-cite suggestions, by turn and sentence; `day` as an ISO date."""
     s = T.recite_suggestions.c

@@ -13,6 +13,7 @@ from dataclasses import asdict, fields
 from typing import Any
 
 from citecheck.core.figures import Figure
+from citecheck.core.languages import UNDETERMINED
 from citecheck.core.model import (
     CitationSpan,
     Judgment,
@@ -82,7 +83,8 @@ def structured_from_dict(data: dict[str, Any]) -> StructuredTurn:
     sentences = tuple(_sentence(s) for s in data["sentences"])
     claims = data.get("claims")
     return StructuredTurn(turn=turn, sentences=sentences, is_refusal=data["is_refusal"],
-                          language=data.get("language", "und"), language_source=data.get("language_source", "detected"),
+                          language=data.get("language", UNDETERMINED),
+                          language_source=data.get("language_source", "detected"),
                           language_repair=data.get("language_repair"),
                           claims=None if claims is None else {int(i): tuple(c) for i, c in claims.items()},
                           claim_splits_rejected=data.get("claim_splits_rejected", 0),

@@ -194,7 +194,11 @@ def _sentence_columns() -> list[Column]:
         Column("best_windows", JSON, comment="NLI judge: best premise window per cited or supporting label"),
         Column("figures", JSON, nullable=True,
                comment="check-worthy sentences: [{text, kind, value, traced}] (SPEC 3.5); traced null: no cited text"),
+        Column("figure_values", JSON, nullable=True,
+               comment="the figures without their written text: [{kind, value, traced}] (what the BI role reads)"),
         *_language_columns(),
+        Column("language_rules_generic", Boolean, nullable=True,
+               comment="the turn's language has no shipped rules: split and read by the generic (Unicode) rules"),
     ]
 
 
@@ -234,6 +238,8 @@ def _claim_columns() -> list[Column]:
         Column("figures", JSON, nullable=True,
                comment="the claim's own figures: [{text, kind, value, traced}] (SPEC 3.5), traced against its "
                        "links; traced null: no cited text"),
+        Column("figure_values", JSON, nullable=True,
+               comment="the claim's figures without their written text: [{kind, value, traced}] (the BI role's)"),
     ]
 
 

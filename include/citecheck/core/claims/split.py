@@ -17,30 +17,27 @@ not recognise stays whole anyway.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import lru_cache
 from typing import Protocol
 
-from citecheck.core.claims.verify import split_problem
+from citecheck.core.claims.verify import RejectedSplit, split_problem
 from citecheck.core.config import Config
-from citecheck.core.figures import primary_language
+from citecheck.core.languages import primary_language
 from citecheck.core.model import StructuredTurn
 from citecheck.core.text import normalise_statement
 
 log = logging.getLogger(__name__)
 
 
-# the language a turn tagged `und` (undetermined, SPEC §2.2) is split as
-UNDETERMINED_AS = "en"
-
-
 class Splitter(Protocol):
     name: str
     languages: frozenset[str] | None  # the primary subtags it splits; None: any language
 
-    def split(self, sentences: Sequence[str]) -> list[tuple[str, ...]]:
-        """The claims of each sentence, in order (a sentence not split: its own text alone)."""
+    def split(self, sentences: Sequence[str]) -> list[tuple[str, ...] | RejectedSplit]:
+        """The claims of each sentence, in order (a sentence not split: its own text alone; one it
+        cannot split cleanly: a `RejectedSplit`)."""
 
 
 @lru_cache(maxsize=8)
@@ -58,9 +55,11 @@ def splitter_for(config: Config) -> Splitter | None:
     return None
 
 
-def apply_splits(st: StructuredTurn, splits: dict[int, Sequence[str]], max_claims: int) -> StructuredTurn:
-    """The turn with these proposed splits (sentence index → claims) verified and set; a sentence
-    missing from `splits` keeps its current claims (itself when it has none)."""
+def apply_splits(st: StructuredTurn, splits: Mapping[int, Sequence[str] | RejectedSplit], max_claims: int
+                 ) -> StructuredTurn:
+    """The turn with these proposed splits (sentence index → claims, or a `RejectedSplit`) verified
+    and set; a rejected one keeps its sentence whole, counted in `claim_splits_rejected` (its reason
+    logged); a sentence missing from `splits` keeps its current claims (itself when it has none)."""
     claims = dict(st.claims or {})
     rejected = st.claim_splits_rejected
     for s in st.sentences:
@@ -70,14 +69,17 @@ def apply_splits(st: StructuredTurn, splits: dict[int, Sequence[str]], max_claim
         if proposed is None:
             claims.setdefault(s.index, (s.text,))
             continue
-        texts = tuple(normalise_statement(c) if isinstance(c, str) else c for c in proposed)
-        if texts != (s.text,):
-            problem = split_problem(s.text, texts, max_claims, st.language)
-            if problem is not None:
-                log.debug("turn %s sentence %d: split rejected: %s", st.turn_id, s.index, problem)
-                rejected += 1
-                texts = (s.text,)
-        claims[s.index] = texts  # type: ignore[assignment]
+        if isinstance(proposed, RejectedSplit):
+            problem: str | None = proposed.reason
+            texts: tuple[str, ...] = (s.text,)
+        else:
+            texts = tuple(normalise_statement(c) if isinstance(c, str) else c for c in proposed)
+            problem = split_problem(s.text, texts, max_claims, st.language) if texts != (s.text,) else None
+        if problem is not None:
+            log.info("turn %s sentence %d: split rejected, kept whole: %s", st.turn_id, s.index, problem[:300])
+            rejected += 1
+            texts = (s.text,)
+        claims[s.index] = texts
     return replace(st, claims=claims, claim_splits_rejected=rejected)
 
 
@@ -85,8 +87,7 @@ def splits_language(splitter: Splitter, language: str) -> bool:
     """Whether `splitter` splits sentences of this turn language (`und` is split as English)."""
     if splitter.languages is None:
         return True
-    code = primary_language(language)
-    return (UNDETERMINED_AS if code == "und" else code) in splitter.languages
+    return primary_language(language) in splitter.languages
 
 
 def split_turn(st: StructuredTurn, splitter: Splitter | None, max_claims: int) -> StructuredTurn:

@@ -110,6 +110,7 @@ def _count_answer(c: Counter[str], st: StructuredTurn) -> None:
         c["pointer_problem_citations"] += 1
         c[f"pointer_problem_citations_{p.kind}"] += 1
     c["pointer_problems"] = len(problems)
+    c["generic_rules_answers"] = int(st.language_rules_generic)
     if st.turn.answer_format != "markers":
         c["native_answer_chars"] = len(st.turn.answer)
         c["native_cited_chars"] = cited_chars(st.turn)

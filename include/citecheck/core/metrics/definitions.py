@@ -123,6 +123,15 @@ class Metric:
         return (0.0, 1.0) if self.rate else (0.0, None)
 
     @property
+    def axis_unit(self) -> str:
+        """The unit of the axis a chart draws the value on: "share" for a rate, else what it counts
+        per what ("reports per 1,000 answers"); metrics of one unit share an axis, no other."""
+        if self.rate:
+            return "share"
+        per = f"{self.scale:,.0f} " if self.scale != 1.0 else ""
+        return f"{self.units[0]} per {per}{self.units[1]}".strip()
+
+    @property
     def bi_format(self) -> str:
         """The d3 format BI tools show the value with (Superset's `d3format`)."""
         return ".1%" if self.rate else ",.2f" if self.average else ",.1f"
@@ -171,6 +180,10 @@ REGISTRY: tuple[Metric, ...] = (
            watch=Watch(abs=0.05)),
     Metric("uncited_figure_rate", "uncited_figure_sentences", "figure_sentences", S,
            ("with a figure and no citation", "sentences with figures"), interval=True, watch=Watch(abs=0.05)),
+    # answers whose language has no shipped rules (SPEC §2.2): split and read by the generic (Unicode)
+    # rules; the report names each such language with its share (`report.data.ReportData.generic_rules`)
+    Metric("language_rules_generic_share", "generic_rules_answers", "answers", S,
+           ("answers by generic rules", "answers"), turn_level=True),
     # judged, the turns selected for judging, unjudged sentences excluded (SPEC §4-5)
     Metric("citation_recall", SUPPORTED, "judged_sentences", J, (SUPPORTED, _JS), headline=2, tile=1,
            report=(SLICES,), watch=Watch(abs=0.05),
@@ -353,7 +366,7 @@ COUNT_KEYS = (
     "first_stage_false_fail", "answers_rewrite_or_block", "pointer_problem_citations",
     *(f"pointer_problem_citations_{kind}" for kind in POINTER_PROBLEM_KINDS), "unverified_citations",
     "no_source_text_sentences", "language_unsupported_sentences", *READER_COUNT_KEYS, "figure_sentences",
-    "uncited_figure_sentences", "traceable_figure_sentences", "untraced_figure_sentences",
+    "uncited_figure_sentences", "traceable_figure_sentences", "untraced_figure_sentences", "generic_rules_answers",
 )
 # Each range a metric's values can have -> (the rule that checks it, what it checks); `invariants`
 # and the validation gate check every metric against its range under this rule's name.

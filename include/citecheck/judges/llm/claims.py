@@ -24,7 +24,8 @@ from typing import Any, Protocol
 
 import jsonschema
 
-from citecheck.core.claims import apply_splits
+from citecheck.core.claims import RejectedSplit, apply_splits
+from citecheck.core.claims.verify import DUPLICATE_SENTENCE
 from citecheck.core.model import StructuredTurn
 from citecheck.core.text import text_hash
 from citecheck.core.vocabulary import UNJUDGED
@@ -32,7 +33,7 @@ from citecheck.judges.llm.assessment import Assessment
 from citecheck.judges.llm.batch_state import BatchStateStore
 from citecheck.judges.llm.config import LLMConfig
 from citecheck.judges.llm.prompt import REASK_NOTE
-from citecheck.judges.llm.replies import parse_reply
+from citecheck.judges.llm.replies import entries_by_id, parse_reply
 from citecheck.judges.llm.requests import AnswerRequest, estimate_request
 
 log = logging.getLogger(__name__)
@@ -76,13 +77,16 @@ class SplitReader:
         return parse_reply(message, _VALIDATOR)
 
     def assess(self, request: AnswerRequest, data: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
-        entries = {entry["id"]: entry for entry in data["sentences"]}
+        entries, named_twice = entries_by_id(data)
         asked = {sid for sid, _ in request.sentences}
         out: dict[str, Any] = {}
         for sid, _ in request.sentences:
             entry = entries.get(sid)
-            out[sid] = Split(tuple(entry["claims"])) if entry is not None else \
-                Assessment(UNJUDGED, reason="sentence missing from the reply")
+            if sid in named_twice:  # neither entry is the split: the sentence stays whole, rejected
+                out[sid] = RejectedSplit(f"LLM reply: {DUPLICATE_SENTENCE}")
+            else:
+                out[sid] = Split(tuple(entry["claims"])) if entry is not None else \
+                    Assessment(UNJUDGED, reason="sentence missing from the reply")
         return out, len(set(entries) - asked)
 
 
@@ -148,7 +152,7 @@ class LLMClaimSplitter:
         self._batches = BatchTransport(calls, batch_state or judge.batch_state,
                                        f"{run_id}/claims" if run_id else None)
         self.counts: Counter[str] = Counter()
-        self._proposed: dict[tuple[str, int], Sequence[str]] = {}
+        self._proposed: dict[tuple[str, int], Sequence[str] | RejectedSplit] = {}
         self._pending: list[tuple[AnswerRequest, dict[str, str]]] = []  # request, sentence id → text
 
     def split_turns(self, turns: Sequence[StructuredTurn]) -> list[StructuredTurn]:
@@ -206,6 +210,8 @@ class LLMClaimSplitter:
                     self._proposed[(r.turn_id, int(sid))] = outcome.claims
                     new[split_key(model, texts[sid])] = list(outcome.claims)
                     self.counts["sentences_split_by_model"] += 1
+                elif isinstance(outcome, RejectedSplit):  # counted as rejected by `apply`; not cached
+                    self._proposed[(r.turn_id, int(sid))] = outcome
                 else:  # budget, failure, refusal: the sentence stays one claim, counted by reason
                     self.counts[f"claim_split_failures:{(outcome.reason or 'unknown').split(':')[0]}"] += 1
         self._store(new)
@@ -215,7 +221,8 @@ class LLMClaimSplitter:
         with none stays one claim)."""
         splits = {s.index: self._proposed[(st.turn_id, s.index)] for s in st.sentences
                   if (st.turn_id, s.index) in self._proposed}
-        valid = {i: c for i, c in splits.items() if isinstance(c, list | tuple) and len(c) <= 10 * self.max_claims}
+        valid = {i: c for i, c in splits.items()
+                 if isinstance(c, RejectedSplit) or (isinstance(c, list | tuple) and len(c) <= 10 * self.max_claims)}
         return apply_splits(st, valid, self.max_claims)
 
     def has_api_key(self) -> bool:

@@ -41,14 +41,21 @@ def parse_reply(message: Any, validator: jsonschema.protocols.Validator | None =
     return data
 
 
-def assess_reply(request: AnswerRequest, data: Mapping[str, Any]) -> tuple[dict[str, Assessment], int]:
-    """Assessments by sentence id, and how many ids the reply had that were not asked for."""
+def entries_by_id(data: Mapping[str, Any]) -> tuple[dict[str, Mapping[str, Any]], set[str]]:
+    """A reply's `sentences` entries by id, and the ids it gives more than once (neither entry of
+    such an id is used: the judge's and the claim splitter's replies alike)."""
     entries: dict[str, Mapping[str, Any]] = {}
     duplicated: set[str] = set()
     for entry in data["sentences"]:
         if entry["id"] in entries:
             duplicated.add(entry["id"])
         entries[entry["id"]] = entry
+    return entries, duplicated
+
+
+def assess_reply(request: AnswerRequest, data: Mapping[str, Any]) -> tuple[dict[str, Assessment], int]:
+    """Assessments by sentence id, and how many ids the reply had that were not asked for."""
+    entries, duplicated = entries_by_id(data)
     asked = {sid for sid, _ in request.sentences}
     out = {}
     for sid, cites in request.sentences:

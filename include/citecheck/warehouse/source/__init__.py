@@ -20,6 +20,7 @@ from citecheck.warehouse.source.load import (
 )
 from citecheck.warehouse.source.read import (
     attribute_value_counts,
+    conversation_turn_times,
     count_day_turns,
     day_bounds,
     day_has_reader_events,
@@ -28,6 +29,7 @@ from citecheck.warehouse.source.read import (
     passages_by_label,
     prior_context_labels,
     reader_events_of,
+    stored_turn_ids,
 )
 from citecheck.warehouse.source.rows import MAX_JSON_DEPTH, source_rows, storable
 
@@ -37,6 +39,7 @@ __all__ = [
     "EventLoadReport",
     "LoadReport",
     "attribute_value_counts",
+    "conversation_turn_times",
     "count_day_turns",
     "day_bounds",
     "day_has_reader_events",
@@ -51,4 +54,5 @@ __all__ = [
     "reader_events_of",
     "source_rows",
     "storable",
+    "stored_turn_ids",
 ]

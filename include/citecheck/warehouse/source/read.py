@@ -18,7 +18,7 @@ from citecheck.core.formats import NATIVE_FIELDS
 from citecheck.core.reader_events import ReaderEvent
 from citecheck.core.turns import attribute_text
 from citecheck.warehouse import tables as T
-from citecheck.warehouse.engine import read_sql
+from citecheck.warehouse.engine import chunked, read_sql
 
 
 def day_bounds(day: dt.date, timezone: str = "UTC") -> tuple[dt.datetime, dt.datetime]:
@@ -196,3 +196,27 @@ def passages_by_label(engine: Engine, turn_ids: Iterable[str]) -> dict[str, dict
                 if row["label"] is not None:
                     found[row["turn_id"]].setdefault(row["label"], dict(row))
     return found
+
+
+def stored_turn_ids(engine: Engine, turn_ids: Iterable[str]) -> set[str]:
+    """Which of `turn_ids` the source tables hold already (`load-traces` loads a trace's turn once)."""
+    found: set[str] = set()
+    with engine.connect() as conn:
+        for chunk in chunked(sorted(set(turn_ids)), 500):
+            found.update(conn.execute(sa.select(T.source_turns.c.turn_id).where(
+                T.source_turns.c.turn_id.in_(chunk))).scalars())
+    return found
+
+
+def conversation_turn_times(engine: Engine,
+                            conversation_ids: Iterable[str]) -> dict[str, list[tuple[str, dt.datetime]]]:
+    """(turn id, answered_at) of the stored turns of each conversation: where a turn loaded from a
+    trace falls in its conversation (`turn_index`)."""
+    out: dict[str, list[tuple[str, dt.datetime]]] = {}
+    t = T.source_turns.c
+    with engine.connect() as conn:
+        for chunk in chunked(sorted(set(conversation_ids)), 500):
+            for conversation, turn_id, at in conn.execute(sa.select(t.conversation_id, t.turn_id, t.answered_at).where(
+                    t.conversation_id.in_(chunk))):
+                out.setdefault(conversation, []).append((turn_id, at))
+    return out
