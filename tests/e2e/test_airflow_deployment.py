@@ -13,7 +13,7 @@ scheduler, dag-processor, api-server and triggerer, one Celery worker on `defaul
 3. `airflow backfill create` of D1..D3 (`--reprocess-behavior completed`) reruns all three.
    (Before unpausing, the same command is refused: a paused DAG's backfill runs would stay queued.)
 4. Two manual runs of D2 triggered together: one run per day at a time, the second one's
-   `extract` fails on the day's lock, retries, and runs after the first has finished.
+   `open_run` fails on the day's lock, retries, and runs after the first has finished.
 5. A batch of reader events of D2 arrives late (`citecheck load-events`): D2 is stale. Unpausing
    `citation_metrics_restate` makes its scheduled run find D2 and trigger `citation_metrics_daily`
    with `conf={"day": D2}`; that run republishes D2 with the late events, as a CLI `backfill` of the

@@ -6,6 +6,10 @@ the job runs, so a test can hold a real run at that point for as long as it like
 `citecheck.job.steps.publish run --day D` (before the publish step) or
 `citecheck.warehouse.runs.record_validation run --day D` (inside the validate step, after it read
 the staging, while its lease renewals run).
+
+The process never stops in the middle of a lease renewal (the renewal thread's own short
+transaction, unless it waits on the paused thread's transaction): a run stopped holding the lock
+row by chance would make whoever takes the day next refuse.
 """
 
 from __future__ import annotations
@@ -15,7 +19,23 @@ import importlib
 import os
 import signal
 import sys
+import threading
 from typing import Any
+
+_RENEWING = threading.Lock()  # held by a lease renewal in flight, and by the pause
+
+
+def _renewals_wait_for_the_pause() -> None:
+    from citecheck.warehouse import locks
+
+    renew = locks.renew
+
+    @functools.wraps(renew)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        with _RENEWING:
+            return renew(*args, **kwargs)
+
+    locks.renew = guarded
 
 
 def pause_before(target: str) -> None:
@@ -27,9 +47,15 @@ def pause_before(target: str) -> None:
     @functools.wraps(function)
     def paused(*args: Any, **kwargs: Any) -> Any:
         setattr(module, name, function)
+        # no renewal transaction open while stopped; a renewal still waiting after a few seconds waits
+        # on this thread's own transaction (a pause inside the publish) and holds nothing itself
+        free = _RENEWING.acquire(timeout=5)
         os.kill(os.getpid(), signal.SIGSTOP)  # every thread stops here until SIGCONT
+        if free:
+            _RENEWING.release()
         return function(*args, **kwargs)
 
+    _renewals_wait_for_the_pause()
     setattr(module, name, paused)
 
 

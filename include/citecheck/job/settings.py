@@ -164,16 +164,18 @@ def _seconds(name: str, value: Any) -> float:
 
 
 def build_judge(engine: Engine, settings: JobSettings, run_id: str, *, stage: str = "first",
-                anthropic_api_key: str | None = None) -> Any:
+                anthropic_api_key: str | None = None, shard: int | None = None) -> Any:
     """The judge of a stage: the first stage of a cascade for shards (`first`), the whole judge
     (`all`: the escalate step), or the whole judge to split claims with (`claims`).
 
     NLI judges share the warehouse's judgment cache; LLM judges keep their batch ids in the run
-    ledger and get the Anthropic key as a parameter (else the SDK reads ANTHROPIC_API_KEY). One
-    daily budget: an LLM judge built for judging starts with what the run's claim split spent
-    (`runs.stats["claim_split"]["spend"]`) already booked.
+    ledger (a first-stage LLM judge of one `shard` under its own key, `<run id>/shard-<n>`) and get
+    the Anthropic key as a parameter (else the SDK reads ANTHROPIC_API_KEY). One daily budget: every
+    LLM judge of the run (the claim split, each shard, the escalation) takes from the run's pool in
+    the ledger (`RunBudgetPool`); one built for judging also shows what the claim split spent
+    (`runs.stats["claim_split"]["spend"]`) as booked.
     """
-    from citecheck.warehouse.runs import RunStateBatchStore, run_row
+    from citecheck.warehouse.runs import RunBudgetPool, RunStateBatchStore, run_row
 
     spec = settings.effective_judge_spec()
     if stage == "first" and spec.get("kind") == "cascade":
@@ -190,6 +192,9 @@ def build_judge(engine: Engine, settings: JobSettings, run_id: str, *, stage: st
     llm = spec.get("kind") in ("anthropic", "cascade")
     if llm:
         options["batch_state"] = RunStateBatchStore(engine, run_id)
+        options["budget_pool"] = RunBudgetPool(engine, run_id)
+        if shard is not None and spec.get("kind") == "anthropic":  # each shard's batch under its own key
+            options["run_id"] = f"{run_id}/shard-{shard}"
         if anthropic_api_key:
             options["api_key"] = anthropic_api_key
     judge = judge_from_spec(spec, **options)

@@ -88,7 +88,7 @@ def take_day(run: DayRun) -> tuple[int, list[str]]:
     generation = locks.acquire(run.engine, run.day, run.run_id, wait_s=run.settings.lock_wait_s,
                                lease_s=run.settings.lock_lease_s, process=run.process_lock)
     return generation, runs.close_open_runs(
-        run.engine, run.day, keep=run.run_id, status="abandoned",
+        run.engine, run.day, keep=run.run_id, status="abandoned", generation=generation,
         reason=f"abandoned: stopped without finishing; found by run {run.run_id}")
 
 
@@ -101,9 +101,9 @@ def open_run(run: DayRun) -> dict[str, Any]:
     the day's source turns and stage the day's slice cap (`stage_slice_cap`); returns the shards
     every per-shard step runs over (`[job] shards`, the DAG's `shards` param)."""
     generation, abandoned = take_day(run)
-    staging.clean_staging(run.engine, run.run_id)
     runs.open_run(run.engine, run.run_id, run.day, config_hash=run.settings.run_config_hash,
                   judge=run.settings.judge_spec.get("kind"), lock_generation=generation)
+    staging.clean_staging(run.engine, run.run_id)  # fenced with the token `open_run` recorded
     with run.engine.connect() as conn:
         n = source.count_day_turns(conn, run.day, run.settings.config.timezone)
     stage_slice_cap(run)
@@ -242,7 +242,7 @@ def judge_shard(run: DayRun, shard: int) -> dict[str, Any]:
     judged = 0
     for batch in staging.staged_turns(run.engine, run.run_id, shard=shard, selected_only=True,
                                        chunk=pipeline.JUDGE_BATCH_TURNS):
-        judge = judge or build_judge(run.engine, run.settings, run.run_id, stage="first")
+        judge = judge or build_judge(run.engine, run.settings, run.run_id, stage="first", shard=shard)
         judgments = pipeline.judge_turns([st for st, _ in batch], judge)
         judged += staging.stage_judgments(run.engine, run.run_id, staging.FIRST, judgments.items())
     _timed(run, f"judge_shard_{shard}", started)
@@ -582,7 +582,7 @@ def complete_published(run: DayRun) -> dict[str, Any]:
     if not missing:
         return {"run_id": run.run_id, "completed": []}
     generation, _ = take_day(run)
-    runs.record_lock_generation(run.engine, run.run_id, generation)
+    runs.record_lock_generation(run.engine, run.run_id, run.day, generation)
     staging.clean_staging(run.engine, run.run_id)
     out: dict[str, Any] = {"run_id": run.run_id, "completed": missing}
     for name in missing:

@@ -10,16 +10,17 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from citecheck.warehouse import tables as T
+from citecheck.warehouse.locks import fenced
 from citecheck.warehouse.read_model import ALERT_COLUMNS
 
 
 def replace_alerts(engine: Engine, day: dt.date, run_id: str, alerts: Iterable[Mapping[str, Any]]) -> int:
-    """Replace the day's alerts with these, in one transaction (a rerun of a day replaces them);
-    the number written."""
+    """Replace the day's alerts with these, in one transaction (a rerun of a day replaces them),
+    fenced: a run that lost its day writes none (`locks.DayLocked`); the number written."""
     now = dt.datetime.now(dt.UTC)
     rows = [{**{k: a[k] for k in ALERT_COLUMNS if k in a}, "day": day, "run_id": run_id, "created_at": now}
             for a in alerts]
-    with engine.begin() as conn:
+    with fenced(engine, run_id) as conn:
         conn.execute(T.alerts.delete().where(T.alerts.c.day == day))
         if rows:
             conn.execute(T.alerts.insert(), rows)

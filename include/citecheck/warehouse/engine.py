@@ -95,7 +95,8 @@ def engine_names(engine: Engine) -> WarehouseNames:
 
 
 def init_warehouse(engine: Engine) -> None:
-    """Create the output schema and every table that does not exist yet (idempotent)."""
+    """Create the output schema and every table that does not exist yet, and (re)create the views
+    (idempotent; on SQLite an unchanged view is not rewritten, so opening a warehouse writes nothing)."""
     names = engine_names(engine)
     if names.schema:
         with engine.begin() as conn:
@@ -110,8 +111,11 @@ def init_warehouse(engine: Engine) -> None:
             if conn.dialect.name == "sqlite":  # no CREATE OR REPLACE VIEW in SQLite
                 view = statement.split()[4] if statement.upper().startswith("CREATE OR REPLACE VIEW") else None
                 if view:
-                    conn.exec_driver_sql(f"DROP VIEW IF EXISTS {view}")
                     statement = statement.replace("CREATE OR REPLACE VIEW", "CREATE VIEW", 1)
+                    if conn.exec_driver_sql("SELECT sql FROM sqlite_master WHERE type = 'view' AND name = ?",
+                                            (view,)).scalar() == statement:
+                        continue  # unchanged: no write (one would wait on any writer of the database)
+                    conn.exec_driver_sql(f"DROP VIEW IF EXISTS {view}")
             conn.exec_driver_sql(statement)
 
 

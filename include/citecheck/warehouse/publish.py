@@ -22,7 +22,7 @@ def publish_day(engine: Engine, day: dt.date, run_id: str, generation: int | Non
     token), its ledger row `validated` (or `published`: a retry), and its staging complete (as
     many staged turns as its validation counted); else `DayLocked` and nothing changes."""
     with engine.begin() as conn:
-        locks.assert_held(conn, day, run_id, generation)  # a run that lost its day publishes nothing
+        locks.fence(conn, run_id, day=day, generation=generation)  # a run that lost its day publishes nothing
         _assert_publishable(conn, day, run_id)
         for published, staged_table in T.OUTPUT_TABLES.values():
             conn.execute(published.delete().where(published.c.day == day))

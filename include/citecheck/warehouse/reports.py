@@ -9,11 +9,13 @@ import datetime as dt
 from sqlalchemy.engine import Engine
 
 from citecheck.warehouse import tables as T
+from citecheck.warehouse.locks import fenced
 
 
 def store_report(engine: Engine, day: dt.date, html: str, *, trend_days: int, run_id: str | None = None) -> None:
-    """Replace the day's stored report with `html`."""
-    with engine.begin() as conn:
+    """Replace the day's stored report with `html`; a run's (`run_id`) write is fenced: a run
+    that lost its day stores nothing (`locks.DayLocked`)."""
+    with fenced(engine, run_id) as conn:
         conn.execute(T.reports.delete().where(T.reports.c.day == day))
         conn.execute(T.reports.insert().values(day=day, run_id=run_id, trend_days=trend_days, html=html,
                                                rendered_at=dt.datetime.now(dt.UTC)))

@@ -3,7 +3,8 @@
 A run opens as `running`, collects per-step timings and statistics, becomes `validated` or
 `failed_validation` (with the readable reason in `error`), `published` (set by the publish
 transaction itself), and gets `finished_at` last. `runs.state` keeps what a retried task must
-find again (the LLM batch id).
+find again (the LLM batch id). Every write of a run's row is fenced (`locks.fenced`): a run that
+lost its day records nothing more.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from citecheck.warehouse import tables as T
+from citecheck.warehouse.locks import fenced
 from citecheck.warehouse.serialize import jsonable
 
 
@@ -26,7 +28,7 @@ def open_run(engine: Engine, run_id: str, day: dt.date, *, config_hash: str, jud
     (`source_load_id`, 0 before any load): the run reads the day after this, so a row of a later
     batch is input it may not have seen (`warehouse.freshness`)."""
     last_load = sa.select(sa.func.coalesce(sa.func.max(T.source_loads.c.load_id), 0)).scalar_subquery()
-    with engine.begin() as conn:
+    with fenced(engine, run_id, day=day, generation=lock_generation) as conn:
         conn.execute(T.runs.delete().where(T.runs.c.run_id == run_id))
         conn.execute(T.runs.insert().values(
             run_id=run_id, day=day, status="running", started_at=dt.datetime.now(dt.UTC),
@@ -40,9 +42,9 @@ def lock_generation(engine: Engine, run_id: str) -> int | None:
         return conn.execute(sa.select(T.runs.c.lock_generation).where(T.runs.c.run_id == run_id)).scalar()
 
 
-def record_lock_generation(engine: Engine, run_id: str, generation: int) -> None:
+def record_lock_generation(engine: Engine, run_id: str, day: dt.date, generation: int) -> None:
     """A run that takes its day again (to complete the steps after its publish): its new token."""
-    with engine.begin() as conn:
+    with fenced(engine, run_id, day=day, generation=generation) as conn:
         conn.execute(T.runs.update().where(T.runs.c.run_id == run_id).values(lock_generation=generation))
 
 
@@ -63,8 +65,9 @@ def _merge_json(engine: Engine, run_id: str, column: str, values: Mapping[str, A
                 statuses: tuple[str, ...] | None = None, **more: Any) -> None:
     """Merge `values` into a JSON column of the run (and set `more`), only from `statuses` if given."""
     where = [T.runs.c.run_id == run_id, *([T.runs.c.status.in_(statuses)] if statuses else [])]
-    with engine.begin() as conn:
-        current = conn.execute(sa.select(T.runs.c[column]).where(*where)).scalar() or {}
+    with fenced(engine, run_id) as conn:
+        # the row held until commit: parallel tasks of the run (shards) merge, never overwrite each other
+        current = conn.execute(sa.select(T.runs.c[column]).where(*where).with_for_update()).scalar() or {}
         conn.execute(T.runs.update().where(*where).values({column: {**current, **jsonable(dict(values))}, **more}))
 
 
@@ -75,15 +78,24 @@ def record_timing(engine: Engine, run_id: str, step: str, seconds: float) -> Non
 
 def record_judged(engine: Engine, run_id: str, *, judge_stats: Mapping[str, Any], counts: Mapping[str, int],
                   judge_versions: str) -> None:
-    """What aggregate learned: judge statistics and counts (`stats`), the judged shares, LLM usage."""
+    """What aggregate learned: judge statistics and counts (`stats`), the judged shares, and the
+    run's whole LLM usage (`llm_cost_usd`, tokens): the escalation's, an LLM first stage's (summed
+    over its shards) and the claim split's (`stats["claim_split"]["llm"]`, an earlier step)."""
     llm = judge_stats.get("llm") if isinstance(judge_stats.get("llm"), Mapping) else {}
+    first = judge_stats.get("first") if isinstance(judge_stats.get("first"), Mapping) else {}
+    split = (((run_row(engine, run_id) or {}).get("stats") or {}).get("claim_split") or {}).get("llm")
+    spenders = [s for s in (llm, first if "cost_usd" in first else None, split) if isinstance(s, Mapping) and s]
+
+    def total(key: str) -> Any:
+        return sum(s.get(key) or 0 for s in spenders) if spenders else None
+
     answers = counts["answers"]
     _merge_json(engine, run_id, "stats", {"judge": judge_stats, "counts": counts},
                 judge_versions=judge_versions, turns_judged=counts["selected_answers"],
                 share_nli=counts["selected_answers"] / answers if answers else None,
                 share_llm=(llm.get("answers_escalated", 0) / answers) if answers and llm else None,
-                llm_input_tokens=llm.get("input_tokens"), llm_output_tokens=llm.get("output_tokens"),
-                llm_cost_usd=llm.get("cost_usd"))
+                llm_input_tokens=total("input_tokens"), llm_output_tokens=total("output_tokens"),
+                llm_cost_usd=total("cost_usd"))
 
 
 def record_validation(engine: Engine, run_id: str, *, success: bool, results: Any,
@@ -91,7 +103,7 @@ def record_validation(engine: Engine, run_id: str, *, success: bool, results: An
     """The validation verdict of a `running` run: status `validated` or `failed_validation`,
     results and reason. False (nothing changed) when the run is no longer `running` (another run
     closed it as abandoned)."""
-    with engine.begin() as conn:
+    with fenced(engine, run_id) as conn:
         return conn.execute(T.runs.update().where(T.runs.c.run_id == run_id, T.runs.c.status == "running").values(
             status="validated" if success else "failed_validation", validation=jsonable(results),
             turns_read=turn_counts["turns_read"], turns_scored=turn_counts["turns_scored"],
@@ -137,11 +149,51 @@ class RunStateBatchStore:
 
     def put(self, key: str, batch_id: str) -> None:
         run_id = self.run_id or key
-        with self.engine.begin() as conn:
-            state = conn.execute(sa.select(T.runs.c.state).where(T.runs.c.run_id == run_id)).scalar() or {}
+        with fenced(self.engine, run_id) as conn:
+            state = conn.execute(sa.select(T.runs.c.state).where(T.runs.c.run_id == run_id).with_for_update()
+                                 ).scalar() or {}  # held: the shards' keys and the budget pool share `state`
             ids = {**(state.get("llm_batch_ids") or {}), key: batch_id}
             conn.execute(T.runs.update().where(T.runs.c.run_id == run_id).values(
                 state={**state, "llm_batch_ids": ids}))
+
+
+class RunBudgetPool:
+    """The LLM budget of one run, counted in its ledger row (`state["llm_budget"]`: the USD and
+    answers every task of the run took: its claim split, each judge shard, its escalation), so the
+    run spends one budget however many tasks or processes spend it (`judges.llm.SharedBudget`).
+    Each take is one fenced transaction holding the row (PostgreSQL: FOR UPDATE; SQLite: the write
+    lock), so two tasks never both take the last of it."""
+
+    def __init__(self, engine: Engine, run_id: str) -> None:
+        self.engine = engine
+        self.run_id = run_id
+
+    def take(self, usd: float, answers: int, limit_usd: float | None, limit_answers: int | None) -> bool:
+        return self._add(usd, answers, limit_usd, limit_answers)
+
+    def give_back(self, usd: float) -> None:
+        self._add(-usd, 0, None, None)
+
+    def taken(self) -> dict[str, float | int]:
+        """What the run's tasks took so far (USD: spent, unknown outcomes and reservations; answers)."""
+        state = (run_row(self.engine, self.run_id) or {}).get("state") or {}
+        return {"usd": 0.0, "answers": 0, **(state.get("llm_budget") or {})}
+
+    def _add(self, usd: float, answers: int, limit_usd: float | None, limit_answers: int | None) -> bool:
+        c = T.runs.c
+        with fenced(self.engine, self.run_id) as conn:
+            state = conn.execute(sa.select(c.state).where(c.run_id == self.run_id).with_for_update()).first()
+            if state is None:
+                raise LookupError(f"run {self.run_id} is not in the run ledger: it has no LLM budget")
+            state = state[0] or {}
+            pool = {"usd": 0.0, "answers": 0, **(state.get("llm_budget") or {})}
+            usd_after, answers_after = pool["usd"] + usd, pool["answers"] + answers
+            if (limit_usd is not None and usd > 0 and usd_after > limit_usd + 1e-12) or (
+                    limit_answers is not None and answers > 0 and answers_after > limit_answers):
+                return False
+            conn.execute(T.runs.update().where(c.run_id == self.run_id).values(
+                state={**state, "llm_budget": {"usd": max(usd_after, 0.0), "answers": answers_after}}))
+            return True
 
 
 # --- after the publish commit: what completed, and what a later run of the day completes ----
@@ -152,7 +204,7 @@ def mark_completed(engine: Engine, run_id: str, step: str) -> None:
     """Record that a step after the publish commit completed for the (published) run
     (`completed_steps`)."""
     c = T.runs.c
-    with engine.begin() as conn:
+    with fenced(engine, run_id) as conn:
         done = conn.execute(sa.select(c.completed_steps).where(c.run_id == run_id)).scalar() or []
         if step not in done:
             conn.execute(T.runs.update().where(c.run_id == run_id, c.status == "published").values(
@@ -171,13 +223,15 @@ def missing_after_publish(engine: Engine, run_id: str, after_publish: Sequence[s
     return [step for step in after_publish if step not in done]
 
 
-def close_open_runs(engine: Engine, day: dt.date, *, keep: str | None, status: str, reason: str) -> list[str]:
+def close_open_runs(engine: Engine, day: dt.date, *, keep: str | None, status: str, reason: str,
+                    generation: int | None = None) -> list[str]:
     """Mark the day's open runs other than `keep` (`running` or `validated`) with `status` and the
     reason, and remove the staging of every run of the day other than `keep`. The caller holds the
-    day's lock (so those runs no longer do). Returns the run ids it closed."""
+    day's lock (so those runs no longer do): the run `keep` that took it with `generation` (the
+    write is fenced with it), or `citecheck gc` (no generation). Returns the run ids it closed."""
     c = T.runs.c
     others = sa.and_(c.day == day, c.run_id != keep) if keep else c.day == day
-    with engine.begin() as conn:
+    with fenced(engine, keep if generation is not None else None, day=day, generation=generation) as conn:
         closed = list(conn.execute(sa.select(c.run_id).where(others, c.status.in_(OPEN_STATUSES))).scalars())
         if closed:  # only from an open status: a run that published meanwhile keeps its row
             conn.execute(T.runs.update().where(c.run_id.in_(closed), c.status.in_(OPEN_STATUSES)).values(
@@ -190,7 +244,7 @@ def close_open_runs(engine: Engine, day: dt.date, *, keep: str | None, status: s
 
 def close_failed(engine: Engine, run_id: str, reason: str) -> None:
     """A run that stopped on an error before its publish: status `failed`, the reason, finished."""
-    with engine.begin() as conn:
+    with fenced(engine, run_id) as conn:
         conn.execute(T.runs.update().where(T.runs.c.run_id == run_id, T.runs.c.status.in_(OPEN_STATUSES)).values(
             status="failed", error=reason[:4000], finished_at=dt.datetime.now(dt.UTC)))
 

@@ -2,7 +2,8 @@
 
 Every step of the job first deletes what an earlier attempt of the same run staged (so each
 step is idempotent), then writes its own rows here; `publish` moves the final rows out and
-`clean_staging` removes the rest.
+`clean_staging` removes the rest. Every write is fenced (`locks.fenced`): a run that lost its
+day stages nothing more.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from sqlalchemy.engine import Connection, Engine
 from citecheck.core.model import Judgment, JudgmentKey, StructuredTurn
 from citecheck.core.turns import Skipped
 from citecheck.warehouse import tables as T
+from citecheck.warehouse.locks import fenced
 from citecheck.warehouse.serialize import (
     jsonable,
     judgment_rows,
@@ -30,7 +32,7 @@ FIRST, FINAL = "first", "final"  # judge stages (the `stage` column): the first-
 
 def reset(engine: Engine, run_id: str, tables: Sequence[sa.Table]) -> None:
     """Delete the run's rows from the given staging tables (a step's retry starts clean)."""
-    with engine.begin() as conn:
+    with fenced(engine, run_id) as conn:
         for table in tables:
             conn.execute(table.delete().where(table.c.run_id == run_id))
 
@@ -65,7 +67,7 @@ def stage_structured(engine: Engine, run_id: str, turns: Iterable[tuple[Structur
     the structural step of `shard`)."""
     rows = [{"run_id": run_id, "turn_id": st.turn_id, "shard": shard, "selected": selected,
              "structured": structured_to_dict(st)} for st, shard, selected in turns]
-    with engine.begin() as conn:
+    with fenced(engine, run_id) as conn:
         if rows:
             conn.execute(T.stage_turns.insert(), rows)
         record_skips(conn, run_id, skipped, shard)
@@ -96,7 +98,7 @@ def restage_turns(engine: Engine, run_id: str, turns: Sequence[StructuredTurn]) 
     c = T.stage_turns.c
     stmt = T.stage_turns.update().where(c.run_id == run_id, c.turn_id == sa.bindparam("b_turn_id")).values(
         structured=sa.bindparam("b_structured"))
-    with engine.begin() as conn:
+    with fenced(engine, run_id) as conn:
         return conn.execute(stmt, [{"b_turn_id": st.turn_id, "b_structured": structured_to_dict(st)}
                                    for st in turns]).rowcount
 
@@ -134,7 +136,7 @@ def drop_judgments(engine: Engine, run_id: str, *, judge_stage: str | None = Non
     if shard is not None:
         q = q.where(c.turn_id.in_(sa.select(T.stage_turns.c.turn_id).where(
             T.stage_turns.c.run_id == run_id, T.stage_turns.c.shard == shard)))
-    with engine.begin() as conn:
+    with fenced(engine, run_id) as conn:
         conn.execute(q)
 
 
@@ -146,7 +148,7 @@ def stage_judgments(engine: Engine, run_id: str, judge_stage: str, judged: Itera
     rows = [{"run_id": run_id, "turn_id": key[0], "sentence_index": key[1], "stage": judge_stage, "judgment": value}
             for key, value in judgment_rows(judged)]
     if rows:
-        with engine.begin() as conn:
+        with fenced(engine, run_id) as conn:
             conn.execute(T.stage_judgments.insert(), rows)
     return len(judged)
 
@@ -191,7 +193,7 @@ def stage_verdict_rows(engine: Engine, run_id: str, day: dt.date, sentence_rows:
     keys = {"run_id": run_id, "day": day}
     sentences = [{**keys, **row, **{c: jsonable(row[c]) for c in SENTENCE_DETAIL_COLUMNS if row.get(c) is not None}}
                  for row in sentence_rows]
-    with engine.begin() as conn:
+    with fenced(engine, run_id) as conn:
         conn.execute(T.stage_sentence_verdicts.insert(), sentences)
         if claim_rows:
             conn.execute(T.stage_claim_verdicts.insert(), [{**keys, **row} for row in claim_rows])
@@ -204,7 +206,7 @@ def stage_verdict_rows(engine: Engine, run_id: str, day: dt.date, sentence_rows:
 def stage_rows(engine: Engine, table: sa.Table, rows: list[dict[str, Any]], run_id: str, day: dt.date) -> None:
     """Insert rows into a staging table, keyed by the run and the day (nothing when empty)."""
     if rows:
-        with engine.begin() as conn:
+        with fenced(engine, run_id) as conn:
             conn.execute(table.insert(), [{"run_id": run_id, "day": day, **row} for row in rows])
 
 

@@ -85,7 +85,7 @@ def negation_cues() -> dict[str, _Cues]:
 def negations(text: str, language: str) -> frozenset[str] | None:
     """The negation cues of a text in `language` (None: no cue list for the language)."""
     code = primary_language(language)
-    cues = negation_cues().get(DEFAULT_LANGUAGE if code == "und" else code)
+    cues = negation_cues().get(code)  # primary_language already reads und as the default
     if cues is None:
         return None
     if code in UNSPACED_LANGUAGES:

@@ -17,7 +17,7 @@ from citecheck.judges.base import JudgeSpecError
 from citecheck.judges.llm.assessment import Assessment, judgment_of, not_judged
 from citecheck.judges.llm.batch_state import BatchStateStore, JsonFileBatchStateStore, MemoryBatchStateStore
 from citecheck.judges.llm.batches import BatchTransport
-from citecheck.judges.llm.budget import Budget
+from citecheck.judges.llm.budget import Budget, BudgetPool, SharedBudget
 from citecheck.judges.llm.config import LLMConfig, config_from_spec
 from citecheck.judges.llm.ledger import Ledger
 from citecheck.judges.llm.requests import build_requests
@@ -39,6 +39,7 @@ class AnthropicJudge:
         batch_state: BatchStateStore | None = None,
         sleep: Callable[[float], None] = time.sleep,
         api_key: str | None = None,
+        budget_pool: BudgetPool | None = None,
     ) -> None:
         self.config = config
         self.version = config.model
@@ -48,7 +49,9 @@ class AnthropicJudge:
                 if config.batch_state_path
                 else MemoryBatchStateStore()
             )
-        self._budget = Budget(config.budget_usd, config.budget_answers)
+        # one budget for every task of a run when it has a pool (the daily job's), else this judge's own
+        self._budget = (Budget(config.budget_usd, config.budget_answers) if budget_pool is None else
+                        SharedBudget(config.budget_usd, config.budget_answers, budget_pool))
         self._ledger = Ledger(config)
         self._calls = Calls(config, self._budget, self._ledger, sleep, api_key)
         self._batches = BatchTransport(self._calls, batch_state, run_id)
@@ -163,10 +166,13 @@ def from_spec(
     run_id: str | None = None,
     batch_state: BatchStateStore | None = None,
     api_key: str | None = None,
+    budget_pool: BudgetPool | None = None,
     **_: Any,
 ) -> AnthropicJudge:
     """Build the judge of an `anthropic` spec; `run_id` and `batch_state` let batches reattach;
-    `api_key` (else ANTHROPIC_API_KEY) authenticates."""
+    `api_key` (else ANTHROPIC_API_KEY) authenticates; `budget_pool` makes its budget one with every
+    other judge of the run on that pool (`SharedBudget`)."""
     if batch_state is not None and not isinstance(batch_state, BatchStateStore):
         raise JudgeSpecError("anthropic judge: batch_state must have get(run_id) and put(run_id, batch_id)")
-    return AnthropicJudge(config_from_spec(spec), run_id=run_id, batch_state=batch_state, api_key=api_key)
+    return AnthropicJudge(config_from_spec(spec), run_id=run_id, batch_state=batch_state, api_key=api_key,
+                          budget_pool=budget_pool)
