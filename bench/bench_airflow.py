@@ -36,7 +36,8 @@ import sqlalchemy as sa
 
 REPO = Path(__file__).resolve().parents[1]
 DAG_ID = "citation_metrics_daily"
-CHAIN = ("extract", "structural", "judge_shard", "escalate", "aggregate", "validate", "publish", "record_run")
+CHAIN = ("open_run", "structural", "split_claims", "judge_shard", "escalate", "fold_shard", "combine", "validate",
+         "publish", "record_run")
 _spec = importlib.util.spec_from_file_location("airflow_dev", REPO / "bin" / "airflow_dev.py")
 airflow_dev = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(airflow_dev)

@@ -14,10 +14,10 @@
 
 2. Cost, side by side in one run (best of `--repeats`, interleaved; CPU seconds of this process,
    which a busy shared machine disturbs less than wall time, and wall time beside them):
-   a. the job's aggregate step (`job.aggregate`: decide verdicts, stage sentence and citation rows,
-      accumulate metrics, stage metric rows) on one generated day of `--job-turns` turns in a
-      SQLite warehouse, every turn judged by the sample's recorded judge, run with and without
-      intervals on the same staged run;
+   a. the job's fold_shard and combine steps (`job.fold_shard`, `job.combine`: decide verdicts,
+      stage sentence and citation rows, accumulate metrics, stage metric rows) on one generated day
+      of `--job-turns` turns in a SQLite warehouse, every turn judged by the sample's recorded
+      judge, run with and without intervals on the same staged run;
    b. its in-memory part alone (every turn into `MetricAccumulator`, then its rows) on `--turns`
       simulated judged turns with 2 attribute slices: the stricter ratio, as the step's other work
       is left out.
@@ -150,7 +150,7 @@ def _timed(fn) -> tuple[float, float, object]:
 
 
 def job_cost(turns: int, repeats: int) -> None:
-    """The job's aggregate step on a staged, fully judged day, with and without intervals."""
+    """The job's fold_shard and combine steps on a staged, fully judged day, with and without intervals."""
     import sys as _sys
     import tempfile
 
@@ -167,21 +167,25 @@ def job_cost(turns: int, repeats: int) -> None:
         settings = job.JobSettings(judge_spec=demo.full_judge_spec(), nli_share=1.0, config=demo.sample_config())
         engine = W.make_engine(url)
         run = job.DayRun(engine, DAY, job.new_run_id(DAY), settings)
-        job.extract(run)
-        structural = job.structural(run)
-        shards = [job.judge_shard(run, shard) for shard in structural["shards"]]
+        every = range(settings.shards)
+        job.open_run(run)
+        structural = job.steps.shard_totals([job.structural(run, shard) for shard in every])
+        shards = [job.judge_shard(run, shard) for shard in every]
         escalation = job.escalate(run)
-        print(f"job aggregate step, {structural['turns_scored']:,} turns all judged "
+        print(f"job fold_shard ×{settings.shards} and combine steps, {structural['turns_scored']:,} turns all judged "
               f"(load + structural + judging took {time.perf_counter() - started:.0f} s, not counted):")
         proportion_interval(0.5, 0.01, 10)  # warm-up: the first interval imports scipy and statsmodels
-        home = _sys.modules[job.aggregate.__module__]  # the module whose MetricAccumulator the step builds
+        from citecheck.core.fold import AnswerFold
+
+        home = _sys.modules[AnswerFold.__module__]  # the module whose MetricAccumulator the fold builds
         real = home.MetricAccumulator
         times: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
         try:
             for _ in range(repeats):
                 for with_intervals in (False, True):
                     home.MetricAccumulator = functools.partial(real, intervals=with_intervals)
-                    cpu, wall, result = _timed(lambda: job.aggregate(run, shards, escalation))
+                    cpu, wall, result = _timed(lambda: [job.fold_shard(run, s) for s in every]
+                                               and job.combine(run, shards, escalation))
                     times[with_intervals].append((cpu, wall))
         finally:
             home.MetricAccumulator = real

@@ -63,18 +63,18 @@ def one(turns: int, keys: int, cap: int) -> dict:
         engine = W.make_engine(f"sqlite:///{tmp}/w.sqlite")
         W.init_warehouse(engine)
         W.load_turns(engine, data.turns)
-        aggregate = steps.aggregate.__wrapped__  # type: ignore[attr-defined]
+        fold = steps.fold_shard.__wrapped__  # type: ignore[attr-defined]
         peak: dict[str, int] = {}
 
-        def traced(run, *args):  # the aggregate step's own Python heap peak
+        def traced(run, *args):  # the fold step's own Python heap peak (one shard: the whole day)
             tracemalloc.start()
             try:
-                return aggregate(run, *args)
+                return fold(run, *args)
             finally:
                 peak["aggregate_heap"] = tracemalloc.get_traced_memory()[1]
                 tracemalloc.stop()
 
-        steps.aggregate = steps.holds_day(traced)
+        steps.fold_shard = steps.holds_day(traced)
         started = time.perf_counter()
         job.run_day(engine, DAY, settings)
         seconds = time.perf_counter() - started

@@ -3,8 +3,8 @@
 For each size N the bench builds a fresh warehouse (a temporary SQLite file, or a fresh database on
 the PostgreSQL server of `--url`, dropped afterwards), bulk-loads one day of N realistic turns into
 the source tables (timed separately, not counted), then runs the daily job's steps with
-`nli_share=0` (structural checks only, no judge work): extract → structural → judge shards (none
-selected) → escalate (no-op) → aggregate → validate → publish → finish. It prints per-stage wall
+`nli_share=0` (structural checks only, no judge work): open_run → structural → judge shards (none
+selected) → escalate (no-op) → fold_shard → combine → validate → publish → finish. It prints per-stage wall
 time, turns per second, and the peak resident memory of the job process per stage.
 
 Each size runs in its own fresh subprocess, so a peak is that size's own; the peak is reset before
@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "include"))
 DAY = dt.date(2024, 5, 1)
 SEED = 7
 LOAD_BATCH = 2000
-REPORTED = ("extract", "structural", "aggregate", "validate", "publish")
+REPORTED = ("open_run", "structural", "fold_shard", "combine", "validate", "publish")
 
 
 # --- generating one day ------------------------------------------------------------------------
@@ -268,7 +268,7 @@ def run_job(url: str) -> dict[str, Any]:
     return {"stages": stages, "base_rss_mib": base_rss, "peak_resettable": resettable,
             "peak_mib": max(v["peak_mib"] for v in stages.values()),
             "turns_read": s["turns_read"], "turns_skipped": s["turns_skipped"],
-            "aggregate": out["aggregate"],
+            "combine": out["combine"],
             "published_rows": out["publish"]}
 
 
@@ -292,10 +292,10 @@ def fresh_database(url: str) -> tuple[str, Any]:
     return fresh, drop
 
 
-def run_child(script: str, mode: str, url: str, n_turns: int) -> dict[str, Any]:
-    """Run `script --child MODE` in a fresh interpreter (its peak memory is its own); its JSON
-    result is the last stdout line."""
-    proc = subprocess.run([sys.executable, script, "--child", mode, "--url", url, "--turns", str(n_turns)],
+def run_child(script: str, mode: str, url: str, n_turns: int, *extra: str) -> dict[str, Any]:
+    """Run `script --child MODE` (and `extra` arguments) in a fresh interpreter (its peak memory is
+    its own); its JSON result is the last stdout line."""
+    proc = subprocess.run([sys.executable, script, "--child", mode, "--url", url, "--turns", str(n_turns), *extra],
                           capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"{mode} for {n_turns} turns failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")

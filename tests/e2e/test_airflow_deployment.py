@@ -13,7 +13,7 @@ scheduler, dag-processor, api-server and triggerer, one Celery worker on `defaul
 3. `airflow backfill create` of D1..D3 (`--reprocess-behavior completed`) reruns all three.
    (Before unpausing, the same command is refused: a paused DAG's backfill runs would stay queued.)
 4. Two manual runs of D2 triggered together: one run per day at a time, the second one's
-   `extract` fails on the day's lock, retries, and runs after the first has finished.
+   `open_run` fails on the day's lock, retries, and runs after the first has finished.
 5. A batch of reader events of D2 arrives late (`citecheck load-events`): D2 is stale. Unpausing
    `citation_metrics_restate` makes its scheduled run find D2 and trigger `citation_metrics_daily`
    with `conf={"day": D2}`; that run republishes D2 with the late events, as a CLI `backfill` of the
@@ -340,7 +340,7 @@ def _kill_the_nli_worker_mid_shard(s: Stack, run_id: str) -> None:
     `task_queued_timeout`, 10 minutes by default; docs/airflow.md.)"""
     meta, wh = s.meta(), sa.create_engine(s.wh_url)
     slots = int(s.env()["CITECHECK_NLI_WORKER_CONCURRENCY"])
-    _wait(lambda: _ti_states(meta, run_id, "extract") == ["success"], 150, f"extract of {run_id}", meta)
+    _wait(lambda: _ti_states(meta, run_id, "open_run") == ["success"], 150, f"open_run of {run_id}", meta)
     with wh.connect() as hold:
         hold.exec_driver_sql("LOCK TABLE stage_judgments IN ACCESS EXCLUSIVE MODE")
         waiting = f"""SELECT count(*) FROM pg_stat_activity WHERE datname = '{s.dbs["wh"]}'
@@ -577,7 +577,7 @@ def test_two_runs_of_one_day_never_overlap_and_the_second_waits_on_the_lock(stac
     first, second = stack.observed["lock_runs"]
     assert first["status"] == second["status"] == "published", stack.observed["lock_runs"]
     assert second["started_at"] >= first["finished_at"], "the two runs of one day overlapped"
-    tries = {t["run_id"]: t["try_number"] for t in stack.observed["task_instances"] if t["task_id"] == "extract"
+    tries = {t["run_id"]: t["try_number"] for t in stack.observed["task_instances"] if t["task_id"] == "open_run"
              and t["run_id"].startswith("lock_")}
     assert sorted(tries.values())[-1] > 1, tries  # one of them retried on the lock
     d2 = stack.days[1].isoformat()

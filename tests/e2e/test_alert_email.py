@@ -198,4 +198,4 @@ def test_the_notifier_is_the_monitor_tasks_success_callback(dag_module):
         task.on_success_callback]
     notifiers = [c for c in callbacks if isinstance(c, dag_module.AlertNotifier)]
     assert len(notifiers) == 1 and notifiers[0].smtp_conn_id == "citecheck_alerts_smtp"
-    assert {t.task_id for t in task.upstream_list} == {"publish", "extract"}
+    assert {t.task_id for t in task.upstream_list} == {"publish", "open_run"}

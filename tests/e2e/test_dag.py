@@ -31,8 +31,8 @@ def test_dag_imports_cleanly_without_heavy_modules(tmp_path):
     print(f"DAG parse incl. Airflow import: {time.perf_counter() - started:.2f}s")
     errors, tasks, heavy = out.stdout.strip().splitlines()[-3:]
     assert errors == "{}"
-    assert tasks == str(sorted(["extract", "structural", "judge_shard", "escalate", "aggregate", "validate",
-                                "publish", "monitor", "report", "record_run"]))
+    assert tasks == str(sorted(["open_run", "structural", "split_claims", "judge_shard", "escalate", "fold_shard",
+                                "combine", "validate", "publish", "monitor", "report", "record_run"]))
     assert heavy == "[]", f"heavy modules imported at parse time: {heavy}"
 
 
@@ -45,8 +45,8 @@ def test_dag_properties():
     assert type(dag.timetable).__name__ == "CronDataIntervalTimetable"
     shard = dag.get_task("judge_shard")
     assert shard.pool == "nli"
-    assert dag.get_task("extract").retries >= 1
-    assert dag.get_task("extract").execution_timeout is not None
+    assert dag.get_task("open_run").retries >= 1
+    assert dag.get_task("open_run").execution_timeout is not None
     assert {a.uri for a in dag.get_task("publish").outlets} == {"citecheck://warehouse/daily_metrics"}
     assert {"nli_share", "shards", "llm_sample_rate", "llm_budget_usd"} <= set(dag.params)
 
@@ -86,8 +86,8 @@ def test_dag_wires_the_job_step_sequence_with_data_flow():
     assert {t.task_id for t in dag.tasks} == set(STEP_NAMES)
     for earlier, later in itertools.pairwise(STEP_NAMES):
         assert earlier in dag.get_task(later).get_flat_relative_ids(upstream=True), f"{earlier} before {later}"
-    for name in STEP_NAMES[1:]:  # every task takes the day and run id that extract returned
-        assert "extract" in dag.get_task(name).upstream_task_ids, name
+    for name in STEP_NAMES[1:]:  # every task takes the day and run id that open_run returned
+        assert "open_run" in dag.get_task(name).upstream_task_ids, name
 
 
 def _run_dag(tmp_path, url: str, **env_overrides: str) -> subprocess.CompletedProcess[str]:

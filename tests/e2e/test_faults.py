@@ -58,10 +58,10 @@ def _assert_one_clean_version(engine: sa.Engine, run_id: str) -> dict[str, list[
 # the moment the connection drops: (step, first statement pattern or None for its commit, nth,
 # which version readers must see before the retry)
 DROPS = {
-    "extract: opening the run": ("extract", r"(?:--[^\n]*\n)*SELECT count\(\*\) FROM ", 1, "old"),
+    "open_run: opening the run": ("open_run", r"(?:--[^\n]*\n)*SELECT count\(\*\) FROM ", 1, "old"),
     "structural: mid extraction, 2nd passage read": ("structural", r"SELECT .*FROM source_passages", 2, "old"),
     "judge_shard: staging judgments": ("judge_shard", r"INSERT INTO stage_judgments", 1, "old"),
-    "aggregate: staging metric rows": ("aggregate", r"INSERT INTO stage_daily_metrics", 1, "old"),
+    "combine: staging metric rows": ("combine", r"INSERT INTO stage_daily_metrics", 1, "old"),
     "validate: storing the verdict": ("validate", r"UPDATE runs SET status", 1, "old"),
     "publish: mid transaction": ("publish", r"INSERT INTO daily_metrics", 1, "old"),
     "publish: at its commit": ("publish", None, 1, "old"),
@@ -216,7 +216,7 @@ def test_an_nli_batch_that_keeps_failing_leaves_its_sentence_unjudged_and_the_da
     settings = orbit_settings(judge_spec={"kind": "nli", "model": str(model), "batch_size": 16})
     engine, _old, _old_rows = _warehouse_with_an_old_version(pg_warehouse_url)
     result = job.run_day(engine, DAY, settings)
-    assert result["aggregate"]["unjudged_sentences"] == 1
+    assert result["combine"]["unjudged_sentences"] == 1
     with engine.connect() as conn:
         verdicts = conn.execute(sa.select(T.sentence_verdicts.c.text, T.sentence_verdicts.c.verdict,
                                           T.sentence_verdicts.c.reason, T.sentence_verdicts.c.judge).where(

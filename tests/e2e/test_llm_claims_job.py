@@ -1,5 +1,5 @@
 """The LLM claim splitter in the daily job (`[claims] mode = "llm"`, SPEC §2.1, issue 28): the
-structural step splits the day's selected answers through ONE Message Batch of the real SDK against
+split_claims step splits the day's selected answers through ONE Message Batch of the real SDK against
 the local fake Anthropic server, on SQLite and Postgres. A good reply publishes the claims; a split
 that adds a figure is rejected and counted; a reply malformed twice leaves its sentence whole,
 counted; the daily budget is shared with the escalation (spent: sentences whole, counted); a task
@@ -19,10 +19,10 @@ import sqlalchemy as sa
 
 from citecheck.core.claims import ClaimsError
 from citecheck.core.config import config_from_mapping
-from citecheck.job import DayRun, JobSettings, extract, run_day, run_steps, structural
+from citecheck.job import DayRun, JobSettings, open_run, run_day, run_steps, split_claims
 from citecheck.warehouse import load_turns, runs
 from citecheck.warehouse import tables as T
-from helpers import load_fixture
+from helpers import load_fixture, run_steps_until
 from helpers.fake_anthropic import FakeAnthropic, claim_splits_as, serve_with_env
 
 FIXTURE = load_fixture("claims.json")
@@ -157,14 +157,14 @@ def test_splitting_and_judging_share_one_daily_budget(engine, fake: FakeAnthropi
     assert len(fake.batches) == 1  # the claims batch only: the escalation sent nothing
 
 
-def _structural_in_child(url: str, run_id: str, base_url: str) -> None:
+def _split_claims_in_child(url: str, run_id: str, base_url: str) -> None:
     import os
 
     from citecheck import warehouse as W
 
     os.environ["ANTHROPIC_BASE_URL"] = base_url
     engine = W.make_engine(url)
-    structural(DayRun(engine, DAY, run_id, settings(batch_max_wait_s=3600)))
+    split_claims(DayRun(engine, DAY, run_id, settings(batch_max_wait_s=3600)))
 
 
 def test_a_task_killed_after_submitting_reattaches_to_its_batch_on_retry(engine, fake: FakeAnthropic):
@@ -172,9 +172,9 @@ def test_a_task_killed_after_submitting_reattaches_to_its_batch_on_retry(engine,
     fake.polls_until_ended = 10**9  # the batch never ends while the first attempt polls
     url = engine.url.render_as_string(hide_password=False)
     run = DayRun(loaded(engine), DAY, "2026-11-30-killed", settings())
-    extracted = extract(run)
+    first = run_steps_until(run, "structural")
     child = multiprocessing.get_context("spawn").Process(
-        target=_structural_in_child, args=(url, run.run_id, fake.url), daemon=True)
+        target=_split_claims_in_child, args=(url, run.run_id, fake.url), daemon=True)
     child.start()
     store = runs.RunStateBatchStore(engine, run.run_id)
     deadline = time.monotonic() + 120
@@ -185,20 +185,26 @@ def test_a_task_killed_after_submitting_reattaches_to_its_batch_on_retry(engine,
     child.join()
     assert fake.batch_creations == 1
     fake.polls_until_ended = 0
-    out = structural(run)  # the retry of the killed task
+    out = split_claims(run)  # the retry of the killed task
     assert fake.batch_creations == 1 and out["claim_split"]["sentences_split_by_model"] > 0
     assert split_stats(engine, run.run_id)["llm"]["batches_reattached"] == 1
-    done = {"extract": extracted, "structural": out}  # the rest of the day's steps, as the DAG goes on
-    run_steps(run, lambda name, step, *args: done[name] if name in done else step(*args))
+    done = {**first, "split_claims": out}  # the rest of the day's steps, as the DAG goes on
+
+    def call(name, step, *args):
+        if name == "structural":
+            return done[name][args[1]]  # (run, shard)
+        return done[name] if name in done else step(*args)
+
+    run_steps(run, call)
     assert claim_texts(engine, "claims-plan") == CLAIMS
 
 
-def test_llm_mode_without_a_key_fails_the_structural_step_clearly(engine, fake: FakeAnthropic, monkeypatch):
+def test_llm_mode_without_a_key_fails_the_split_claims_step_clearly(engine, fake: FakeAnthropic, monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     run = DayRun(loaded(engine), DAY, "2026-11-30-nokey", settings())
-    extract(run)
+    open_run(run)
     with pytest.raises(ClaimsError, match="no Anthropic API key"):
-        structural(run)
+        split_claims(run)
     assert fake.requests == []
 
 

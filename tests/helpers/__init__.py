@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -76,3 +77,27 @@ def publish_orbit_days(engine: Any, days: Any) -> None:
     for day in days:
         W.load_turns(engine, orbit_warehouse_turns(day.isoformat()))
         job.run_day(engine, day, orbit_settings())
+
+
+class _StepsStopped(Exception):
+    pass
+
+
+def run_steps_until(run: Any, last: str) -> dict[str, Any]:
+    """The job's steps of `run` in THE sequence (`job.run_steps`, every shard of a per-shard step),
+    up to and including `last`; what they returned."""
+    from citecheck import job
+
+    stop = job.STEP_NAMES.index(last)
+    done: dict[str, Any] = {}
+
+    def call(name: str, step: Any, *args: Any) -> Any:
+        if job.STEP_NAMES.index(name) > stop:
+            raise _StepsStopped(name)
+        result = step(*args)
+        done.setdefault(name, []).append(result) if name in job.SHARD_STEPS else done.__setitem__(name, result)
+        return result
+
+    with contextlib.suppress(_StepsStopped):
+        job.run_steps(run, call)
+    return done

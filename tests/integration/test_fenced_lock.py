@@ -24,7 +24,7 @@ from citecheck import warehouse as W
 from citecheck.cli import EXIT_DAY_LOCKED, EXIT_OK, EXIT_USAGE
 from citecheck.warehouse import locks, runs
 from citecheck.warehouse import tables as T
-from helpers import orbit_settings, orbit_warehouse_turns
+from helpers import orbit_settings, orbit_warehouse_turns, run_steps_until
 from helpers.faults import staged_rows
 from helpers.sample_cli import citecheck, sample_env
 
@@ -69,11 +69,7 @@ def _validated_run(engine: sa.Engine) -> job.DayRun:
     W.load_turns(engine, orbit_warehouse_turns())
     settings = orbit_settings()
     run = job.DayRun(engine, DAY, job.new_run_id(DAY), settings)
-    job.extract(run)
-    job.structural(run)
-    shards = [job.judge_shard(run, shard) for shard in range(settings.shards)]
-    job.aggregate(run, shards, job.escalate(run))
-    job.validate(run)
+    run_steps_until(run, "validate")
     return run
 
 

@@ -91,13 +91,12 @@ def test_gc_cleans_what_killed_runs_left_and_spares_a_live_run(engine, tmp_path)
     from citecheck import job
     from citecheck.cli import main
     from citecheck.warehouse import locks
-    from helpers import orbit_settings, orbit_warehouse_turns
+    from helpers import orbit_settings, orbit_warehouse_turns, run_steps_until
 
     W.load_turns(engine, orbit_warehouse_turns())
     day = dt.date(2026, 11, 30)
     dead = job.DayRun(engine, day, "killed-run", orbit_settings())
-    job.extract(dead)
-    job.structural(dead)
+    run_steps_until(dead, "structural")
     with engine.begin() as conn:  # its process is gone: the lease ran out
         conn.execute(sa.text("UPDATE day_locks SET expires_at = :t"), {"t": dt.datetime(2000, 1, 1)})
     assert staged_rows(engine) > 0
@@ -107,7 +106,6 @@ def test_gc_cleans_what_killed_runs_left_and_spares_a_live_run(engine, tmp_path)
         assert locks.holder(conn, day) is None
 
     live = job.DayRun(engine, day, "live-run", orbit_settings())
-    job.extract(live)
-    job.structural(live)
+    run_steps_until(live, "structural")
     assert main(["runs", "--day", day.isoformat(), "--clean"]) == 0
     assert runs.run_status(engine, "live-run") == "running" and staged_rows(engine) > 0

@@ -14,7 +14,7 @@ from citecheck import warehouse as W
 from citecheck.warehouse import locks
 from citecheck.warehouse import tables as T
 from citecheck.warehouse.freshness import published_days
-from helpers import orbit_settings, orbit_warehouse_turns
+from helpers import orbit_settings, orbit_warehouse_turns, run_steps_until
 from helpers.faults import run_status, staged_rows
 
 DAY = dt.date(2026, 11, 30)
@@ -26,8 +26,7 @@ def test_an_up_to_date_run_start_closes_a_killed_runs_debris(engine):
     settings = orbit_settings()
     published = job.run_day(engine, DAY, settings)["run_id"]
     killed = job.DayRun(engine, DAY, job.new_run_id(DAY), settings, process_lock=True)
-    job.extract(killed)
-    job.structural(killed)  # then SIGKILLed: its row stays `running`, its staging and lock stay
+    run_steps_until(killed, "structural")  # then SIGKILLed: its row stays `running`, its staging and lock stay
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     with engine.begin() as conn:

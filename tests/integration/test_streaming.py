@@ -113,7 +113,7 @@ def test_chunked_aggregate_gives_the_same_rows_as_one_chunk_on_the_sample_day(en
     monkeypatch.setattr(job.steps, "STRUCTURAL_CHUNK", 5)
     chunked = job.run_day(engine, day, settings)
     assert _published(engine, day) == one_chunk
-    assert chunked["aggregate"] == whole["aggregate"] and whole["aggregate"]["judged_sentences"] > 100
+    assert chunked["combine"] == whole["combine"] and whole["combine"]["judged_sentences"] > 100
     verdicts = {r["verdict"] for r in one_chunk["sentence"]}
     assert {"supported", "miscited", "not_selected", "not_check_worthy"} <= verdicts
     assert any(r["status"] == "stale" for r in one_chunk["citation"])

@@ -33,6 +33,7 @@ def add_run(sub: Any) -> None:
     p = sub.add_parser("run", help="run the daily job for one day (CITECHECK_JUDGE picks the judge)")
     options.add_day(p)
     options.add_job_params(p)
+    options.add_workers(p, "the day's shards run in N processes on this machine (default 1: one after another)")
     p.set_defaults(func=cmd_run)
 
 
@@ -40,6 +41,8 @@ def add_backfill(sub: Any) -> None:
     p = sub.add_parser("backfill", help="run the daily job for a range of days")
     options.add_range(p)
     options.add_job_params(p)
+    options.add_workers(p, "N processes on this machine: the days to run, a day to a process (or, with fewer "
+                           "days than N, each day's shards); the day locks as always (default 1)")
     p.set_defaults(func=cmd_backfill)
 
 
@@ -93,7 +96,7 @@ def cmd_run(args: argparse.Namespace) -> int:
               "(use --force to rerun)")
         return EXIT_OK
     try:
-        result = run_day(engine, args.day, settings)
+        result = run_day(engine, args.day, settings, workers=args.workers)
     except ValidationFailed as exc:
         sys.stderr.write(f"{exc}\n")
         return EXIT_VALIDATION_FAILED
@@ -113,7 +116,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     settings = job_settings(args)  # every config section checked before the warehouse is touched
     report = backfill(warehouse(), progress, settings, force=args.force,
                       on_failure=lambda _day, exc: sys.stderr.write(f"{exc}\n"),
-                      on_day=lambda outcome: print(outcome.line()))
+                      on_day=lambda outcome: print(outcome.line()), workers=args.workers)
     print(f"backfill {args.from_}..{args.to}: {len(report.published)} published, "
           f"{len(report.up_to_date)} already up to date, {len(report.failed_validation)} failed validation, "
           f"{len(report.locked)} locked (not run), {len(report.failed)} failed")

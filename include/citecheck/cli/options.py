@@ -103,10 +103,26 @@ def add_generator(p: argparse.ArgumentParser) -> None:
                         "judge gains a row per claim (default off: the sample as recorded)")
 
 
+def add_workers(p: argparse.ArgumentParser, help: str) -> None:
+    """`--workers N`: processes on this machine (`citecheck.job.workers`)."""
+    p.add_argument("--workers", type=_positive_int, default=1, metavar="N", help=help)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"a whole number of processes, at least 1: {text!r}")
+    return value
+
+
 def add_job_params(p: argparse.ArgumentParser) -> None:
     """What a run of the daily job may override (`run`, `backfill`)."""
     p.add_argument("--nli-share", type=float, help="share of turns judged (deterministic hash selection)")
-    p.add_argument("--shards", type=int, help="judge shards")
+    p.add_argument("--shards", type=int, help="the day's shards: structural, judge and fold steps per shard "
+                   "(default [job] shards, else 4)")
     p.add_argument("--llm-sample-rate", type=float)
     p.add_argument("--llm-budget-usd", type=float)
     p.add_argument("--min-turns", type=int, help="fewest scored turns a day needs to publish (default 1, or "

@@ -177,13 +177,14 @@ def cmd_score(args: argparse.Namespace, *, judged: bool = True) -> int:
         cache_options = {"cache": _open_cache(getattr(args, "cache", None)), "run_id": getattr(args, "run_id", None)}
         judge = load_judge(args.judge, **{k: v for k, v in cache_options.items() if v is not None})
     turns, skipped = read_turn_file(args.turns, config.max_answer_chars)
-    report = score(turns, judge, config, skipped)
+    report = score(turns, judge, config, skipped, criteria=criteria)
     payload = report.to_json(judged=judged)
-    if criteria is not None:
+    if criteria is not None and report.fold is not None and report.fold.criteria is not None:
         from citecheck.core.coverage import decision_with, skipped_check
-        from citecheck.core.criteria import decision_json, evaluate
+        from citecheck.core.criteria import decision_json
 
-        results, failing = evaluate(report.scored, criteria)
+        tallies = report.fold.criteria
+        results, failing = tallies.results(), tallies.failing_answers()
         check = skipped_check(len(report.skipped), len(report.scored) + len(report.skipped), criteria.limits,
                               name="turns skipped")
         payload.update(decision_json(results, failing, criteria), coverage=[check.as_dict()],

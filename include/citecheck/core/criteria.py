@@ -17,7 +17,7 @@ answers = true
 
 A criterion is `pass`, `fail` or `no_data` (an empty scope or a null metric: never a pass); a
 day's (or a release's) decision is `pass` only when every criterion passes. `CriteriaEvaluator`
-streams scored answers (the job's aggregate step, `score --criteria`) or score-output turns
+streams scored answers (the job's fold_shard step, `score --criteria`) or score-output turns
 (`citecheck gate`) into each criterion's totals, its 95% interval (answers as clusters, as every
 other interval of the product) and the failing answers.
 """
@@ -404,8 +404,8 @@ class CriteriaEvaluator:
             self._totals.append(_Totals(c, keys, spread=ClusterTotals(keys)))
 
     def add(self, scored: ScoredTurn, whole_counts: Counter[str] | None = None) -> None:
-        """One scored answer (the job's aggregate step, `score --criteria`); `whole_counts`: its
-        `turn_counts` where the caller has them already (the aggregate step's accumulator)."""
+        """One scored answer (the job's fold_shard step, `score --criteria`); `whole_counts`: its
+        `turn_counts` where the caller has them already (the fold's accumulator)."""
         attributes = scored.structured.turn.attributes
         whole = whole_counts
         for totals in self._totals:
@@ -446,6 +446,26 @@ class CriteriaEvaluator:
             totals.macro.append(value)
             if c.answers and c.bound_kind is not None and c.breaks(value):
                 totals.failing.append(turn_id)
+
+    def state(self) -> list[dict[str, Any]]:
+        """Every criterion's tallies as plain lists (JSON), for `merge` into another evaluator of the
+        same criteria: counts, cluster sums, the macro values and the failing answers."""
+        return [{"criterion": t.criterion.name, "answers": t.answers, "counts": dict(t.counts),
+                 "spread": None if t.spread is None else t.spread.state(), "macro": list(t.macro),
+                 "failing": list(t.failing)} for t in self._totals]
+
+    def merge(self, state: Sequence[Mapping[str, Any]]) -> None:
+        """Add another evaluator's `state` (a shard's answers). The macro values are kept one per
+        answer and summed with `math.fsum`, correctly rounded: the same in any order."""
+        if [s["criterion"] for s in state] != [t.criterion.name for t in self._totals]:
+            raise CriteriaError("cannot merge the tallies of other criteria")
+        for totals, theirs in zip(self._totals, state, strict=True):
+            totals.answers += int(theirs["answers"])
+            totals.counts.update(theirs["counts"])
+            if totals.spread is not None and theirs["spread"] is not None:
+                totals.spread.merge(theirs["spread"])
+            totals.macro.extend(theirs["macro"])
+            totals.failing.extend(theirs["failing"])
 
     def results(self) -> list[CriterionResult]:
         out = []

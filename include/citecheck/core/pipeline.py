@@ -15,6 +15,8 @@ from typing import Any
 
 from citecheck.core.claims import ClaimsError, decide_claims, split_turn, splitter_for
 from citecheck.core.config import Config
+from citecheck.core.criteria import Criteria
+from citecheck.core.fold import AnswerFold
 from citecheck.core.metrics import (
     NO_SOURCE_TEXT,
     MetricAccumulator,
@@ -193,6 +195,7 @@ class ScoreReport:
     scored: list[ScoredTurn] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     accumulator: MetricAccumulator | None = None
+    fold: AnswerFold | None = None  # the day's fold: its `metrics` are `accumulator`, its criteria tallies
     judge_stats: dict[str, Any] = field(default_factory=dict)
     judge_name: str | None = None
     judge_version: str | None = None
@@ -231,23 +234,26 @@ class ScoreReport:
 
 
 def score(turns: Iterable[Turn], judge: Judge | None, config: Config,
-          skipped: Sequence[Skipped] = (), selection: Selection | None = None) -> ScoreReport:
+          skipped: Sequence[Skipped] = (), selection: Selection | None = None,
+          criteria: Criteria | None = None) -> ScoreReport:
     """Score turns end to end (output in input order); `judge=None` runs the structural checks only.
-    `selection`: judge only its share of the turns, as the job does (default: every turn)."""
+    `selection`: judge only its share of the turns, as the job does (default: every turn);
+    `criteria`: tallied by the same fold (`report.fold.criteria`)."""
     if config.claims_on:
         splitter_for(config)  # a claims file that cannot be used stops the run before any work
     llm_splitter = llm_claim_splitter(judge, config)
     turns = list(turns)
     cap = SliceCap.from_turns(turns, config)
     cap.log_cuts()
-    report = ScoreReport(config=config, skipped=list(skipped), accumulator=MetricAccumulator(config, cap=cap))
+    fold = AnswerFold(config, criteria, cap=cap)
+    report = ScoreReport(config=config, skipped=list(skipped), accumulator=fold.metrics, fold=fold)
     position = {t.turn_id: i for i, t in enumerate(turns)}
     structured = structure_turns(in_conversation_order(turns), config, skipped=report.skipped)
     chosen = None if selection is None else (lambda st: selection.selected(st.turn_id))
     split = llm_splitter.split_turns if llm_splitter is not None else None
     for scored in score_structured(structured, judge, chosen, split=split):
         report.scored.append(scored)
-        report.accumulator.add(scored)  # type: ignore[union-attr]
+        fold.add(scored)
     report.scored.sort(key=lambda s: position.get(s.turn_id, 0))
     if judge is not None:
         report.judge_stats = judge.stats()

@@ -2,7 +2,7 @@
 for every uncited but supported sentence, the citation to add.
 
 `build_suggestions` is a pure function of one sentence verdict and its turn's context passages,
-called where the verdicts are decided (the job's aggregate step stages its rows; publish moves them
+called where the verdicts are decided (the job's fold_shard step stages its rows; publish moves them
 to `recite_suggestions` with the day). Each row names the suggested passage's source, document id
 and version, the judge that found it, that judge's score for the passage (NLI) or a verified LLM
 quote from it, and whether a product team may apply it without a person looking:

@@ -2,8 +2,9 @@
 
 - `settings`: `JobSettings` (what a run depends on; its hash goes with every output row),
   `settings_from_env`, `build_judge`
-- `steps`: `DayRun`, the steps (extract → structural → judge_shard → escalate → aggregate →
-  validate → publish → monitor → report → record_run) and `run_steps`, THE sequence; the DAG wires the same steps
+- `steps`: `DayRun`, the steps (open_run → structural ×shards → split_claims → judge_shard ×shards →
+  escalate → fold_shard ×shards → combine → validate → publish → monitor → report → record_run) and
+  `run_steps`, THE sequence; the DAG wires the same steps
 
 No SQL lives here: storage is `citecheck.warehouse`'s, scoring `citecheck.core.pipeline`'s.
 """
@@ -26,22 +27,25 @@ from citecheck.job.settings import (
     settings_from_env,
 )
 from citecheck.job.steps import (
+    SHARD_STEPS,
     STEP_NAMES,
     DayRun,
     ValidationFailed,
-    aggregate,
+    combine,
     complete_published,
     escalate,
-    extract,
+    fold_shard,
     judge_shard,
     merge_judge_stats,
     monitor,
     monitor_day,
+    open_run,
     publish,
     publish_report,
     record_run,
     report,
     run_steps,
+    split_claims,
     structural,
     validate,
 )
@@ -51,6 +55,7 @@ from citecheck.warehouse.read_model import day_metrics, published_config_hash
 
 __all__ = [
     "DEFAULT_JUDGE_SPEC",
+    "SHARD_STEPS",
     "STEP_NAMES",
     "BackfillReport",
     "DayLocked",
@@ -59,20 +64,21 @@ __all__ = [
     "JobSettings",
     "RunFailed",
     "ValidationFailed",
-    "aggregate",
     "backfill",
     "build_judge",
     "clean_debris",
+    "combine",
     "complete_day",
     "complete_published",
     "day_metrics",
     "escalate",
-    "extract",
+    "fold_shard",
     "judge_shard",
     "merge_judge_stats",
     "monitor",
     "monitor_day",
     "new_run_id",
+    "open_run",
     "publish",
     "publish_report",
     "published_config_hash",
@@ -83,6 +89,7 @@ __all__ = [
     "run_day",
     "run_steps",
     "settings_from_env",
+    "split_claims",
     "stale_days",
     "structural",
     "validate",
@@ -106,13 +113,29 @@ class RunFailed(RuntimeError):
             f"of it is published unless the publish committed. Check the warehouse is reachable "
             f"(CITECHECK_WAREHOUSE_URL), then rerun the day: the next run completes or cleans up this one")
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as it reads (a `--workers` process raises it in the parent)."""
+        return _run_failed, (self.day, self.run_id, self.step, str(self))
+
+
+def _run_failed(day: dt.date, run_id: str, step: str | None, text: str) -> RunFailed:
+    exc = RunFailed.__new__(RunFailed)
+    RuntimeError.__init__(exc, text)
+    exc.day, exc.run_id, exc.step = day, run_id, step
+    return exc
+
 
 def run_day(engine: Engine, day: dt.date, settings: JobSettings, run_id: str | None = None, *,
-            anthropic_api_key: str | None = None) -> dict[str, Any]:
+            anthropic_api_key: str | None = None, workers: int = 1) -> dict[str, Any]:
     """Every step for one day, in order (the CLI's `run` and `backfill`), as one process holding
     the day: `DayLocked` when another run holds it, `RunFailed` on a warehouse error (the run is
-    closed as `failed` where the warehouse still answers, and the day freed)."""
+    closed as `failed` where the warehouse still answers, and the day freed). `workers` > 1: the
+    per-shard steps run their shards in that many processes (`citecheck.job.workers`)."""
+    import contextlib
+
     import sqlalchemy as sa
+
+    from citecheck.job.workers import shards_in_processes
 
     run = DayRun(engine, day, run_id or new_run_id(day), settings, anthropic_api_key, process_lock=True)
     current: list[str] = []
@@ -122,7 +145,8 @@ def run_day(engine: Engine, day: dt.date, settings: JobSettings, run_id: str | N
         return step(*args)
 
     try:
-        return run_steps(run, call)
+        with shards_in_processes(workers) if workers > 1 else contextlib.nullcontext() as each_shard:
+            return run_steps(run, call, **({"each_shard": each_shard} if each_shard else {}))
     except DayLocked:
         raise
     except sa.exc.SQLAlchemyError as exc:
@@ -232,32 +256,46 @@ def restate_window(last_day: dt.date, restate_days: int) -> list[dt.date]:
 
 def backfill(engine: Engine, days: Iterable[dt.date], settings: JobSettings, *, force: bool = False,
              on_failure: Callable[[dt.date, ValidationFailed], None] | None = None,
-             on_day: Callable[[DayOutcome], None] | None = None) -> BackfillReport:
+             on_day: Callable[[DayOutcome], None] | None = None, workers: int = 1) -> BackfillReport:
     """Run each day that is not published with these settings, or is stale (`rerun_reason`; all
     of them with `force`); a day that fails validation, that another run holds (`DayLocked`, after
     `lock_wait_s`) or whose run fails on any other error is reported and the backfill goes on to
-    the next day. `on_day(DayOutcome)` hears what happened to each day as soon as it is decided."""
+    the next day. `on_day(DayOutcome)` hears what happened to each day as soon as it is decided.
+    `workers` > 1: the days to run go in that many processes, a day to a process (as many days as
+    workers or more), else one day after another with its shards in the processes."""
     report = BackfillReport()
+    pending: list[tuple[dt.date, str]] = []
     for day in days:
         try:
-            _backfill_day(engine, day, settings, report, force=force, on_failure=on_failure, on_day=on_day)
-        except DayLocked as exc:
-            report.locked.append(day.isoformat())
-            if on_day is not None:
-                on_day(DayOutcome(day, "locked", report.reasons.get(day.isoformat(), ""), None, str(exc)))
+            reason = _decide_day(engine, day, settings, report, force=force, on_day=on_day)
+            if reason is None:
+                continue
+            if workers > 1:  # run below, in processes
+                pending.append((day, reason))
+                continue
+            _record_day(report, day, reason, _run_one_day(engine, day, settings), on_failure, on_day)
         except Exception as exc:  # one day's failure is reported; the later days still run
-            report.failed.append(day.isoformat())
-            report.errors[day.isoformat()] = exc
-            if on_day is not None:
-                error = str(exc) if isinstance(exc, RunFailed) else f"{type(exc).__name__}: {exc}"
-                on_day(DayOutcome(day, "failed", report.reasons.get(day.isoformat(), ""), None, error))
+            _record_day(report, day, report.reasons.get(day.isoformat(), ""), _failure(exc), on_failure, on_day)
+    if len(pending) >= max(workers, 2):
+        from citecheck.job.workers import days_in_processes
+
+        reasons = dict(pending)
+        for day, outcome, detail in days_in_processes(engine, [d for d, _ in pending], settings, workers):
+            _record_day(report, day, reasons[day], (outcome, detail), on_failure, on_day)
+    else:
+        for day, reason in pending:
+            try:
+                done = _run_one_day(engine, day, settings, workers)
+            except Exception as exc:
+                done = _failure(exc)
+            _record_day(report, day, reason, done, on_failure, on_day)
     return report
 
 
-def _backfill_day(engine: Engine, day: dt.date, settings: JobSettings, report: BackfillReport, *, force: bool,
-                  on_failure: Callable[[dt.date, ValidationFailed], None] | None,
-                  on_day: Callable[[DayOutcome], None] | None) -> None:
-    """One day of a backfill (see `backfill`): up to date, published or failed validation."""
+def _decide_day(engine: Engine, day: dt.date, settings: JobSettings, report: BackfillReport, *, force: bool,
+                on_day: Callable[[DayOutcome], None] | None) -> str | None:
+    """Why a backfill's day must run (recorded in `report.reasons`), or None for a day up to date
+    (reported, and a run of it cut off after its publish commit completed)."""
     state = published_days(engine, [day], settings.config.timezone).get(day)
     reason = rerun_reason(state, settings.run_config_hash, force=force)
     if reason is None:
@@ -270,17 +308,47 @@ def _backfill_day(engine: Engine, day: dt.date, settings: JobSettings, report: B
         report.reasons[day.isoformat()] = reason
         if on_day is not None:
             on_day(DayOutcome(day, "up_to_date", reason, state.run_id if state else None))
-        return
+        return None
     report.reasons[day.isoformat()] = reason
+    return reason
+
+
+def _run_one_day(engine: Engine, day: dt.date, settings: JobSettings, workers: int = 1) -> tuple[str, Any]:
+    """("published", run id) or ("failed_validation", the message) of one day's run."""
     try:
-        result = run_day(engine, day, settings)
+        return "published", run_day(engine, day, settings, workers=workers)["run_id"]
     except ValidationFailed as exc:
-        report.failed_validation.append(day.isoformat())
+        return "failed_validation", str(exc)
+
+
+def _failure(exc: BaseException) -> tuple[str, Any]:
+    """A day's run that did not end in a publish or a validation failure: ("locked", the error)
+    when another run held the day, else ("failed", the error)."""
+    return ("locked" if isinstance(exc, DayLocked) else "failed"), exc
+
+
+def _record_day(report: BackfillReport, day: dt.date, reason: str, done: tuple[str, Any],
+                on_failure: Callable[[dt.date, ValidationFailed], None] | None,
+                on_day: Callable[[DayOutcome], None] | None) -> None:
+    """Record what a backfill's run of a day did (`_run_one_day`, `_failure`, a worker's outcome)."""
+    outcome, detail = done
+    iso = day.isoformat()
+    if outcome == "published":
+        report.published.append(iso)
+        event = DayOutcome(day, "published", reason, detail)
+    elif outcome == "failed_validation":
+        report.failed_validation.append(iso)
         if on_failure is not None:
-            on_failure(day, exc)
-        if on_day is not None:
-            on_day(DayOutcome(day, "failed_validation", reason, None))
-        return
-    report.published.append(day.isoformat())
+            on_failure(day, ValidationFailed(detail))
+        event = DayOutcome(day, "failed_validation", reason, None)
+    elif outcome == "locked":
+        report.locked.append(iso)
+        event = DayOutcome(day, "locked", reason, None, str(detail))
+    else:
+        report.failed.append(iso)
+        error = detail if isinstance(detail, BaseException) else RuntimeError(str(detail))
+        report.errors[iso] = error
+        text = str(error) if isinstance(error, RunFailed) else f"{type(error).__name__}: {error}"
+        event = DayOutcome(day, "failed", reason, None, text)
     if on_day is not None:
-        on_day(DayOutcome(day, "published", reason, result["run_id"]))
+        on_day(event)

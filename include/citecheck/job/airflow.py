@@ -47,8 +47,8 @@ def task_warehouse(config: Any = None, conn_id: str = WAREHOUSE_CONN_ID) -> Engi
 
 
 def day_run(extracted: dict | None = None, *, with_anthropic_key: bool = False, context: Any = None) -> Any:
-    """The `citecheck.job.DayRun` of a daily DAG run: the day and run id `extract` returned (or, for
-    `extract` itself, the day `citecheck.job.metric_day` picks and the DAG run id), the settings
+    """The `citecheck.job.DayRun` of a daily DAG run: the day and run id `open_run` returned (or, for
+    `open_run` itself, the day `citecheck.job.metric_day` picks and the DAG run id), the settings
     from the DAG params and environment, the warehouse from the Airflow connection (else
     CITECHECK_WAREHOUSE_URL), and for the LLM step the Anthropic key from its connection (Airflow
     masks it in task logs). `context`: the one a callback is handed (default: the running task's)."""

@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from citecheck.core.config import Config, layer_section, load_config, register_section
+from citecheck.core.config import Config, ConfigError, layer_section, load_config, register_section
 from citecheck.core.criteria import GATE_SECTION, Criteria, CriteriaError, load_criteria_file, parse_criteria
 from citecheck.core.selection import Selection
 from citecheck.job.validation import DEFAULT_MIN_TURNS, min_turns_setting
@@ -49,6 +49,8 @@ class JobSettings:
     criteria: Criteria = field(default_factory=Criteria)
 
     def __post_init__(self) -> None:
+        if isinstance(self.shards, bool) or not isinstance(self.shards, int) or self.shards < 1:
+            raise ConfigError(f"job.shards: the shards of a day are a whole number, at least 1; got {self.shards!r}")
         object.__setattr__(self, "min_turns", min_turns_setting(self.min_turns))
         check_config_sections(self.config)
         check_llm_claims(self.judge_spec, self.config)
@@ -111,12 +113,13 @@ def check_layer_sections(config: Config) -> None:
     configured_trend_days(config)
 
 
-JOB_KEYS = register_section("job", ("lock_wait_s", "lock_lease_s"))
+DURATION_KEYS = ("lock_wait_s", "lock_lease_s")
+JOB_KEYS = register_section("job", (*DURATION_KEYS, "shards"))
 
 
-def job_section(config: Config) -> dict[str, float]:
-    """The `[job]` section's durations, checked (`_seconds`)."""
-    return {k: _seconds(f"job.{k}", v) for k, v in layer_section(config, "job").items()}
+def job_section(config: Config) -> dict[str, Any]:
+    """The `[job]` section: its durations checked (`_seconds`); `shards` as given (JobSettings checks it)."""
+    return {k: _seconds(f"job.{k}", v) if k in DURATION_KEYS else v for k, v in layer_section(config, "job").items()}
 
 
 def check_claims_mode(config: Config) -> None:
@@ -159,7 +162,7 @@ def settings_from_env(params: Mapping[str, Any] | None = None) -> JobSettings:
     criteria = load_criteria_file(criteria_path) if criteria_path else Criteria()
     values: dict[str, Any] = dict(job_section(config))
     values |= {k: v for k, v in params.items() if k in PARAMS and v is not None}
-    values |= {k: _seconds(f"job.{k}", values[k]) for k in JOB_KEYS if k in values}
+    values |= {k: _seconds(f"job.{k}", values[k]) for k in DURATION_KEYS if k in values}
     return replace(JobSettings(judge_spec=spec, config=config, min_turns=min_turns_setting(), criteria=criteria),
                    **values)
 

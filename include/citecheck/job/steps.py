@@ -1,10 +1,13 @@
 """The daily job's steps, keyed by one run of one day, and THE sequence they run in.
 
-extract → structural (100% of turns) → judge_shard (the selected share, per shard) → escalate
-(LLM) → aggregate → validate → publish → monitor (step-change alerts) → report → record_run.
+open_run → structural ×shards (100% of turns) → split_claims (LLM claims mode) → judge_shard ×shards
+(the selected share) → escalate (LLM) → fold_shard ×shards → combine → validate → publish → monitor
+(step-change alerts) → report → record_run. A shard is the conversations whose shard key
+(`citecheck.core.selection.shard_key`) falls in it; the per-shard steps (`SHARD_STEPS`) are keyed
+by (run, shard), each staging only its own rows, and `combine` adds the shards' partial states.
 Each step reads what the previous one staged in the warehouse and returns only small counts (what
 XCom carries). Every step is idempotent: it first deletes what an earlier attempt of the same run
-staged. The orchestration is here and only here: each step's logic (the scoring of
+(and shard) staged. The orchestration is here and only here: each step's logic (the scoring of
 `citecheck.core.pipeline`, the same functions the CLI's `score` runs; the monitor's assessment; the
 report's rendering) returns what it produced, and this module hands it to `citecheck.warehouse`,
 which alone reads and writes tables.
@@ -25,7 +28,8 @@ from sqlalchemy.engine import Engine
 from citecheck.core import pipeline, records
 from citecheck.core.coverage import DAILY_MAX_SKIPPED_SHARE, DAY_SKIPPED_CHECK, decision_with, skipped_check
 from citecheck.core.criteria import CriteriaEvaluator
-from citecheck.core.metrics import MetricAccumulator, SliceCap, full_counts
+from citecheck.core.fold import AnswerFold
+from citecheck.core.metrics import SliceCap, full_counts
 from citecheck.core.repairs import input_repairs, language_repairs, repair_totals
 from citecheck.core.structural import ConversationHistory
 from citecheck.core.turns import turns_from_dicts
@@ -92,21 +96,26 @@ def _timed(run: DayRun, step: str, started: float) -> None:
     runs.record_timing(run.engine, run.run_id, step, time.perf_counter() - started)
 
 
-def extract(run: DayRun) -> dict[str, Any]:
-    """Take the day (`take_day`: one run per day at a time), open the run (status running) and
-    count the day's source turns."""
+def open_run(run: DayRun) -> dict[str, Any]:
+    """Take the day (`take_day`: one run per day at a time), open the run (status running), count
+    the day's source turns and stage the day's slice cap (`stage_slice_cap`); returns the shards
+    every per-shard step runs over (`[job] shards`, the DAG's `shards` param)."""
     generation, abandoned = take_day(run)
     runs.open_run(run.engine, run.run_id, run.day, config_hash=run.settings.run_config_hash,
                   judge=run.settings.judge_spec.get("kind"), lock_generation=generation)
     staging.clean_staging(run.engine, run.run_id)  # fenced with the token `open_run` recorded
     with run.engine.connect() as conn:
         n = source.count_day_turns(conn, run.day, run.settings.config.timezone)
-    return {"run_id": run.run_id, "day": run.day.isoformat(), "turns_in_source": n, "abandoned": abandoned}
+    stage_slice_cap(run)
+    return {"run_id": run.run_id, "day": run.day.isoformat(), "turns_in_source": n, "abandoned": abandoned,
+            "shards": list(range(run.settings.selection.shards))}
 
 
 @holds_day
-def structural(run: DayRun) -> dict[str, Any]:
-    """Parse and check every turn of the day; write the structured turns and skips to staging.
+def structural(run: DayRun, shard: int) -> dict[str, Any]:
+    """Parse and check every turn of one shard (its conversations: `extract_turns.sql` filters the
+    shard key); write its structured turns and skips to staging, its input repairs as its partial
+    state.
 
     Streams in chunks with flat memory: the extract is ordered by conversation, so the history
     holds the conversations of the current chunk only (plus their labels from before the day,
@@ -114,43 +123,64 @@ def structural(run: DayRun) -> dict[str, Any]:
     """
     cfg, selection = run.settings.config, run.settings.selection
     started = time.perf_counter()
-    splitter = llm_claim_splitter(run) if cfg.claims_mode == "llm" else None  # a missing key fails here, first
-    staging.reset(run.engine, run.run_id, (T.stage_turns, T.stage_skipped))
+    staging.reset_shard(run.engine, run.run_id, shard, (T.stage_turns, T.stage_skipped))
     history = ConversationHistory()
     counts: Counter[str] = Counter(turns_read=0, turns_selected=0, turns_skipped=0)
     repairs: Counter[str] = Counter()
-    shards_used: set[int] = set()
     open_conversation: str | None = None  # a chunk of skipped turns only keeps the one before
     with run.engine.connect() as read:
-        for batch in source.extract_day_chunks(read, run.day, cfg.timezone, chunk=STRUCTURAL_CHUNK):
+        for batch in source.extract_day_chunks(read, run.day, cfg.timezone, chunk=STRUCTURAL_CHUNK,
+                                               shard=shard, shards=selection.shards):
             new = {c for c in (d.get("conversation_id") for d in batch) if isinstance(c, str) and c not in history}
             for conversation, turn_index, label in source.prior_context_labels(
                     read, run.day, cfg.timezone, conversations=new):
                 history.record(conversation, turn_index, (label,))
             turns, skipped = turns_from_dicts(batch, cfg.max_answer_chars)
             repairs.update(input_repairs(batch, turns, cfg))
-            staged = []
             built = list(pipeline.structure_turns(turns, cfg, history, skipped))
             repairs.update(language_repairs(built))
-            for st in built:
-                selected = selection.selected(st.turn_id)
-                shard = selection.shard(st.turn.conversation_id)
-                if selected:
-                    shards_used.add(shard)
-                    counts["turns_selected"] += 1
-                staged.append((st, shard, selected))
-            staging.stage_structured(run.engine, run.run_id, staged, skipped)
+            staged = [(st, shard, selection.selected(st.turn_id)) for st in built]
+            counts["turns_selected"] += sum(1 for _, _, selected in staged if selected)
+            staging.stage_structured(run.engine, run.run_id, staged, skipped, shard)
             counts["turns_read"] += len(batch)
             counts["turns_skipped"] += len(skipped)
             if turns:  # the extract is in conversation order: only the last one can go on
                 open_conversation = turns[-1].conversation_id
             history.keep_only(open_conversation)
     counts["turns_scored"] = counts["turns_read"] - counts["turns_skipped"]
-    repaired = repair_totals(repairs)
-    runs.record_stats(run.engine, run.run_id, {"input_repairs": repaired})
-    split = {"claim_split": split_claims_with_llm(run, splitter)} if splitter is not None else {}
-    _timed(run, "structural", started)
-    return {**counts, "shards": sorted(shards_used), "input_repairs": repaired, **split}
+    staging.stage_partial(run.engine, run.run_id, "structural", shard, {"repairs": dict(repairs)})
+    _timed(run, f"structural_{shard}", started)
+    return {"shard": shard, **counts, "input_repairs": repair_totals(repairs)}
+
+
+def shard_totals(results: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The day's counts from its shards' results (`structural`, `fold_shard`): the whole numbers
+    added up, nested counts (`input_repairs`) too."""
+    out: dict[str, Any] = {}
+    for result in results:
+        for key, value in result.items():
+            if key == "shard":
+                continue
+            if isinstance(value, Mapping):
+                inner = out.setdefault(key, {})
+                for k, v in value.items():
+                    inner[k] = inner.get(k, 0) + v
+            elif _is_number(value):
+                out[key] = out.get(key, 0) + value
+    return out
+
+
+@holds_day
+def split_claims(run: DayRun) -> dict[str, Any]:
+    """`[claims] mode = "llm"`: split the day's selected turns' sentences with the LLM claim splitter
+    (`split_claims_with_llm`: one Message Batch for the day) and restage them; nothing in other
+    modes."""
+    if run.settings.config.claims_mode != "llm":
+        return {"status": "not_configured"}
+    started = time.perf_counter()
+    result = {"claim_split": split_claims_with_llm(run, llm_claim_splitter(run))}
+    _timed(run, "split_claims", started)
+    return result
 
 
 def llm_claim_splitter(run: DayRun) -> Any:
@@ -207,14 +237,17 @@ def split_claims_with_llm(run: DayRun, splitter: Any) -> dict[str, Any]:
 def judge_shard(run: DayRun, shard: int) -> dict[str, Any]:
     """First-stage judging (NLI, or the recorded judge) of one shard's selected turns."""
     started = time.perf_counter()
-    judge = build_judge(run.engine, run.settings, run.run_id, stage="first", shard=shard)
     staging.drop_judgments(run.engine, run.run_id, shard=shard)
+    judge = None  # built for the first batch: a shard with nothing to judge loads no model
     judged = 0
     for batch in staging.staged_turns(run.engine, run.run_id, shard=shard, selected_only=True,
                                        chunk=pipeline.JUDGE_BATCH_TURNS):
+        judge = judge or build_judge(run.engine, run.settings, run.run_id, stage="first", shard=shard)
         judgments = pipeline.judge_turns([st for st, _ in batch], judge)
         judged += staging.stage_judgments(run.engine, run.run_id, staging.FIRST, judgments.items())
     _timed(run, f"judge_shard_{shard}", started)
+    if judge is None:
+        return {"shard": shard, "sentences_judged": 0, "stats": {}, "judge": None, "judge_version": None}
     return {"shard": shard, "sentences_judged": judged, "stats": jsonable(judge.stats()),
             "judge": judge.name, "judge_version": judge.version}
 
@@ -263,21 +296,22 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+SHARD_ROW_TABLES = (T.stage_sentence_verdicts, T.stage_citation_verdicts, T.stage_recite_suggestions,
+                    T.stage_claim_verdicts, T.stage_claim_citation_verdicts)  # what `fold_shard` stages per turn
+
+
 @holds_day
-def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalation: Mapping[str, Any]
-              ) -> dict[str, Any]:
-    """Decide every verdict, write sentence and citation rows to staging, compute the day's metric rows."""
+def fold_shard(run: DayRun, shard: int) -> dict[str, Any]:
+    """Decide every verdict of one shard's turns, stage their sentence, citation, claim and
+    suggestion rows, and fold the answers (`core.fold.AnswerFold`, with the day's slice cap) into
+    the shard's partial state of the day's metrics and criteria, staged for `combine`."""
     started = time.perf_counter()
-    staging.reset(run.engine, run.run_id, (T.stage_sentence_verdicts, T.stage_citation_verdicts,
-                                           T.stage_daily_metrics, T.stage_recite_suggestions,
-                                           T.stage_claim_verdicts, T.stage_claim_citation_verdicts,
-                                           T.stage_criteria_results, T.stage_answer_decisions))
-    acc = MetricAccumulator(run.settings.config, cap=slice_cap(run))
-    criteria = CriteriaEvaluator(run.settings.criteria)
-    judge_versions: set[str] = set()
+    staging.reset_shard(run.engine, run.run_id, shard, SHARD_ROW_TABLES)
+    fold = AnswerFold(run.settings.config, run.settings.criteria, cap=staged_slice_cap(run))
     with run.engine.connect() as conn:  # no reader event for the day at all: its reader metrics are null
         reader_logged = source.day_has_reader_events(conn, run.day, run.settings.config.timezone)
-    for batch in staging.staged_turns(run.engine, run.run_id, chunk=CHUNK):
+    answers = 0
+    for batch in staging.staged_turns(run.engine, run.run_id, shard=shard, chunk=CHUNK):
         # judgments joined per chunk (only selected turns have any): memory holds one chunk's
         judgments = staging.deciding_judgments(run.engine, run.run_id, [st.turn_id for st, sel in batch if sel])
         events: dict[str, list[Any]] = {}
@@ -292,10 +326,8 @@ def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalatio
         for st, selected in batch:
             scored = pipeline.decide_turn(st, judgments, selected=selected, reader_events=tuple(
                 events.get(st.turn_id, ())) if reader_logged else None)
-            criteria.add(scored, acc.add(scored))  # the answer's counts, counted once
+            fold.add(scored)
             for v in scored.verdicts:
-                if v.judgment is not None and v.judgment.judge_version:
-                    judge_versions.add(f"{v.judgment.judge}:{v.judgment.judge_version}")
                 sentence_rows.append(records.sentence_row(v, st.turn_id, st.turn.conversation_id, st.language,
                                                           st.language_source))
                 citation_rows.extend(records.citation_rows(v, st.turn_id))
@@ -303,21 +335,53 @@ def aggregate(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalatio
             claims, links = records.claim_rows(scored)  # a claims mode's claims and links (none otherwise)
             claim_rows.extend(claims)
             link_rows.extend(links)
+        answers += len(batch)
         staging.stage_verdict_rows(run.engine, run.run_id, run.day, sentence_rows, citation_rows, claim_rows,
                                    link_rows)
         staging.stage_rows(run.engine, T.stage_recite_suggestions, suggestion_rows, run.run_id, run.day)
+    staging.stage_partial(run.engine, run.run_id, "fold", shard, fold.state())
+    _timed(run, f"fold_shard_{shard}", started)
+    return {"shard": shard, "answers": answers}
+
+
+@holds_day
+def combine(run: DayRun, shard_results: Sequence[Mapping[str, Any]], escalation: Mapping[str, Any]
+            ) -> dict[str, Any]:
+    """Add the shards' partial states (every shard's, else an error naming the missing ones) into
+    the day's fold, then compute the intervals and decisions and stage the day's metric rows,
+    criteria results and failing answers; the day's counts, input repairs, judge versions and
+    judge statistics (`shard_results`: the judge shards', `escalation`: the LLM's) go to the ledger."""
+    started = time.perf_counter()
+    staging.reset(run.engine, run.run_id, (T.stage_daily_metrics, T.stage_criteria_results, T.stage_answer_decisions))
+    folded, structured = shard_partials(run, "fold"), shard_partials(run, "structural")
+    fold = AnswerFold.combined(run.settings.config, folded, run.settings.criteria, cap=staged_slice_cap(run))
+    repairs: Counter[str] = Counter()
+    for state in structured:
+        repairs.update(state["repairs"])
+    runs.record_stats(run.engine, run.run_id, {"input_repairs": repair_totals(repairs)})
     now = dt.datetime.now(dt.UTC)
-    metric_rows = [{**row, "computed_at": now} for row in acc.rows()]
+    metric_rows = [{**row, "computed_at": now} for row in fold.metrics.rows()]
     staging.stage_rows(run.engine, T.stage_daily_metrics, metric_rows, run.run_id, run.day)
-    decision = stage_decisions(run, criteria)
-    counts = full_counts(acc.counts())
-    versions = ",".join(sorted(judge_versions))[:T.JUDGE_VERSIONS_CHARS]
+    decision = stage_decisions(run, fold.criteria) if fold.criteria is not None else None
+    counts = full_counts(fold.metrics.counts())
+    versions = ",".join(sorted(fold.judge_versions))[:T.JUDGE_VERSIONS_CHARS]
     runs.record_judged(run.engine, run.run_id, judge_stats=jsonable(merge_judge_stats(shard_results, escalation)),
                        counts=counts, judge_versions=versions)
-    _timed(run, "aggregate", started)
+    _timed(run, "combine", started)
     return {"metric_rows": len(metric_rows), "judge_versions": versions, "decision": decision,
             **{k: counts[k] for k in (
         "answers", "check_worthy_sentences", "judged_sentences", "unjudged_sentences", "selected_sentences")}}
+
+
+def shard_partials(run: DayRun, step: str) -> list[Any]:
+    """The partial states `step` staged, one per shard in shard order; a `RuntimeError` naming the
+    shards that staged none (a shard's task did not run: its answers would be missing)."""
+    states = staging.staged_partials(run.engine, run.run_id, step)
+    missing = [s for s in range(run.settings.selection.shards) if s not in states]
+    if missing or len(states) != run.settings.selection.shards:
+        raise RuntimeError(f"run {run.run_id}: step {step} staged no state for shard(s) {missing} of "
+                           f"{run.settings.selection.shards} (found {sorted(states)}); rerun those shards")
+    return [states[s] for s in range(run.settings.selection.shards)]
 
 
 def stage_decisions(run: DayRun, criteria: CriteriaEvaluator) -> str | None:
@@ -341,16 +405,23 @@ def stage_decisions(run: DayRun, criteria: CriteriaEvaluator) -> str | None:
     return decision_with((r.decision for r in results), [check])
 
 
-def slice_cap(run: DayRun) -> SliceCap:
+def stage_slice_cap(run: DayRun) -> SliceCap:
     """The day's bounded attribute slices (`[slices] max_values_per_key`), from the database's count
-    of each attribute value's answers; the cut goes to `runs.stats["slices_cut"]` and the log."""
+    of each attribute value's answers over the whole day, staged once for every shard's fold; the
+    cut goes to `runs.stats["slices_cut"]` and the log."""
     config = run.settings.config
     with run.engine.connect() as conn:
         cap = SliceCap.from_counts(source.attribute_value_counts(conn, run.day, config.timezone),
                                    config.slice_max_values, config.slice_attributes)
     cap.log_cuts()
     runs.record_stats(run.engine, run.run_id, {"slices_cut": {k: dict(v) for k, v in cap.cut.items()}})
+    staging.stage_partial(run.engine, run.run_id, "slice_cap", T.DAY_STATE, cap.state())
     return cap
+
+
+def staged_slice_cap(run: DayRun) -> SliceCap:
+    """The slice cap `open_run` staged for the day."""
+    return SliceCap.from_state(staging.staged_partials(run.engine, run.run_id, "slice_cap")[T.DAY_STATE])
 
 
 @holds_day
@@ -460,8 +531,9 @@ def record_run(run: DayRun, published_rows: Mapping[str, int]) -> dict[str, Any]
     return {"run_id": run.run_id, "published_rows": dict(published_rows)}
 
 
-STEP_NAMES = ("extract", "structural", "judge_shard", "escalate", "aggregate", "validate", "publish", "monitor",
-              "report", "record_run")
+STEP_NAMES = ("open_run", "structural", "split_claims", "judge_shard", "escalate", "fold_shard", "combine",
+              "validate", "publish", "monitor", "report", "record_run")
+SHARD_STEPS = ("structural", "judge_shard", "fold_shard")  # one task per shard, keyed by (run, shard)
 AFTER_PUBLISH = STEP_NAMES[STEP_NAMES.index("publish") + 1:]  # marked in `runs.completed_steps`
 
 
@@ -469,16 +541,30 @@ def _call_directly(_name: str, step: StepCall, *args: Any) -> Any:
     return step(*args)
 
 
-def run_steps(run: DayRun, call: Callable[..., Any] = _call_directly) -> dict[str, Any]:
+def _each_shard(run: DayRun, call: Callable[..., Any], name: str, step: StepCall, shards: Sequence[int]
+                ) -> list[Any]:
+    return [call(name, step, run, shard) for shard in shards]
+
+
+ShardRunner = Callable[[DayRun, Callable[..., Any], str, StepCall, Sequence[int]], list[Any]]
+
+
+def run_steps(run: DayRun, call: Callable[..., Any] = _call_directly, each_shard: ShardRunner = _each_shard
+              ) -> dict[str, Any]:
     """THE step sequence of a day (the DAG wires the same steps in the same order; a test checks
     it). `call(name, step, run, *args)` runs each step: a bench times it, a fault test swaps the
-    engine or kills the connection; by default it just calls the step."""
+    engine or kills the connection; by default it just calls the step. `each_shard(run, call, name,
+    step, shards)` runs a per-shard step (`SHARD_STEPS`) over the shards, their results in shard
+    order: one after another by default, in processes for `--workers`."""
     out: dict[str, Any] = {"run_id": run.run_id, "day": run.day.isoformat()}
-    out["extract"] = call("extract", extract, run)
-    out["structural"] = call("structural", structural, run)
-    shard_results = [call("judge_shard", judge_shard, run, shard) for shard in out["structural"]["shards"]]
+    out["open_run"] = call("open_run", open_run, run)
+    shards = out["open_run"]["shards"]
+    out["structural"] = shard_totals(each_shard(run, call, "structural", structural, shards))
+    out["split_claims"] = call("split_claims", split_claims, run)
+    shard_results = each_shard(run, call, "judge_shard", judge_shard, shards)
     out["escalate"] = call("escalate", escalate, run)
-    out["aggregate"] = call("aggregate", aggregate, run, shard_results, out["escalate"])
+    out["fold_shard"] = shard_totals(each_shard(run, call, "fold_shard", fold_shard, shards))
+    out["combine"] = call("combine", combine, run, shard_results, out["escalate"])
     out["validate"] = call("validate", validate, run)
     out["publish"] = call("publish", publish, run)
     out["monitor"] = call("monitor", monitor, run)

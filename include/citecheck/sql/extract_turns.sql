@@ -1,5 +1,9 @@
--- The day's logged turns, in conversation order. Bound parameters: start and end (UTC, the
--- metric day's [start, end) in the configured time zone). To read your own schema, replace
+-- The day's logged turns of one shard, in conversation order. Bound parameters: start and end (UTC, the
+-- metric day's [start, end) in the configured time zone), shard and shards (the shard's number of
+-- shards; 0 of 1 is the whole day). A conversation's shard is citecheck_shard_key(conversation_id) % shards
+-- (THE shard key: citecheck.core.selection.shard_key). A source table may carry the key precomputed (a
+-- BIGINT column, e.g. shard_key, filled at load time with the same function, indexed with answered_at):
+-- then filter with "shard_key % shards = shard" (the same bound parameters) instead of calling the function. To read your own schema, replace
 -- this SELECT (or create a view named source_turns) returning these columns:
 --   turn_id, conversation_id, turn_index, answered_at, question, answer, answer_format,
 --   answer_blocks, response, request_documents, request_search_results, web_results,
@@ -19,4 +23,5 @@ SELECT turn_id, conversation_id, turn_index, answered_at, question, answer, answ
        attributes, loaded_at, input_repairs
 FROM source_turns
 WHERE answered_at >= :start AND answered_at < :end
+  AND citecheck_shard_key(conversation_id) % :shards = :shard
 ORDER BY conversation_id, turn_index, turn_id

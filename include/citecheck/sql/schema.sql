@@ -771,6 +771,16 @@ CREATE TABLE IF NOT EXISTS stage_judgments (
 	PRIMARY KEY (run_id, turn_id, sentence_index, stage)
 );
 
+CREATE TABLE IF NOT EXISTS stage_partials (
+	run_id VARCHAR(64) NOT NULL,
+	step VARCHAR(40) NOT NULL,
+	shard INTEGER NOT NULL,
+	state JSON NOT NULL,
+	PRIMARY KEY (run_id, step, shard)
+);
+
+COMMENT ON TABLE stage_partials IS 'one run''s compact partial states: per (step, shard) what the combine step adds up';
+
 CREATE TABLE IF NOT EXISTS stage_recite_suggestions (
 	run_id VARCHAR(64) NOT NULL,
 	day DATE NOT NULL,
@@ -864,8 +874,11 @@ CREATE TABLE IF NOT EXISTS stage_skipped (
 	run_id VARCHAR(64) NOT NULL,
 	turn_id VARCHAR(200) NOT NULL,
 	reason TEXT NOT NULL,
+	shard INTEGER,
 	PRIMARY KEY (run_id, turn_id)
 );
+
+COMMENT ON COLUMN stage_skipped.shard IS 'the shard whose structural step skipped it';
 
 CREATE TABLE IF NOT EXISTS stage_turns (
 	run_id VARCHAR(64) NOT NULL,

@@ -100,6 +100,24 @@ class ClusterTotals:
         self._buffer = array("d")
         self._buffered = 0
 
+    def state(self) -> dict[str, list[float] | list[int] | list[str] | int]:
+        """The sums as plain lists (JSON): what `merge` adds into another's. The sums of counts are
+        sums of whole numbers, exact in doubles below 2**53, so they add up the same in any order."""
+        self._flush()
+        return {"keys": list(self.keys), "n": self._n, "sum": self._sum.tolist(), "cross": self._cross.tolist(),
+                "squares": self._squares.tolist(), "nonzero": self._nonzero.tolist()}
+
+    def merge(self, state: Mapping[str, object]) -> None:
+        """Add another's sums (its `state`, over the same keys): the totals of both sets of clusters."""
+        if list(state["keys"]) != list(self.keys):  # type: ignore[call-overload]
+            raise ValueError(f"cannot merge cluster totals over {state['keys']} into totals over {list(self.keys)}")
+        self._flush()
+        self._n += int(state["n"])  # type: ignore[call-overload]
+        self._sum += np.asarray(state["sum"], dtype=np.float64)
+        self._cross += np.asarray(state["cross"], dtype=np.float64).reshape(self._cross.shape)
+        self._squares += np.asarray(state["squares"], dtype=np.float64)
+        self._nonzero += np.asarray(state["nonzero"], dtype=np.int64)
+
     @property
     def n(self) -> int:
         """Clusters added."""

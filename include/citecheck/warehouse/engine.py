@@ -18,6 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from citecheck.core.config import Config
+from citecheck.core.selection import SHARD_KEY_FUNCTION, shard_key
 from citecheck.warehouse import tables as T
 from citecheck.warehouse.naming import InvalidName, WarehouseNames, quoted, warehouse_names
 
@@ -55,6 +56,7 @@ def make_engine(url: str | None = None, names: WarehouseNames | None = None) -> 
             cur.execute("PRAGMA journal_mode=WAL")
             cur.execute("PRAGMA foreign_keys=ON")
             cur.close()
+            register_shard_key(dbapi_conn)
 
         return engine
     engine = sa.create_engine(url, pool_pre_ping=True)
@@ -102,6 +104,9 @@ def init_warehouse(engine: Engine) -> None:
     T.metadata.create_all(engine)
     add_missing_columns(engine)
     with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":  # SQLite's are registered per connection (`register_shard_key`)
+            for statement in sql_statements("functions.postgresql.sql"):
+                conn.exec_driver_sql(statement)
         for statement in sql_statements("views.sql"):
             if conn.dialect.name == "sqlite":  # no CREATE OR REPLACE VIEW in SQLite
                 view = statement.split()[4] if statement.upper().startswith("CREATE OR REPLACE VIEW") else None
@@ -132,6 +137,13 @@ def require_initialised(engine: Engine) -> None:
         where = f" (schema {schema})" if schema else ""
         raise WarehouseNotInitialised(f"the warehouse{where} is not initialised: no table {shown}; create its "
                                       "tables with `citecheck init-warehouse` (or load data), then rerun")
+
+
+def register_shard_key(dbapi_conn: Any) -> None:
+    """THE shard key (`citecheck.core.selection.shard_key`) as the SQL function
+    `citecheck_shard_key(conversation_id)` on an SQLite connection, deterministic, so
+    `extract_turns.sql` filters a shard as PostgreSQL does with `functions.postgresql.sql`'s."""
+    dbapi_conn.create_function(SHARD_KEY_FUNCTION, 1, shard_key, deterministic=True)
 
 
 def add_missing_columns(engine: Engine) -> list[str]:

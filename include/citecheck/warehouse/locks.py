@@ -1,6 +1,6 @@
 """One run per day at a time: the per-day lock, a row of `day_locks` held by a run id.
 
-A run takes the day's lock before it stages anything (the job's `extract`); every take gives the
+A run takes the day's lock before it stages anything (the job's `open_run`); every take gives the
 lock a new `generation`, the run's fencing token (kept in its ledger row). Every later step
 renews the lease with that token (`renew`): a renewal only extends the row it took, so a run
 whose lease lapsed and whose day was taken (or released) never gets it back, however late it
@@ -66,6 +66,17 @@ class DayLocked(RuntimeError):
             text = (f"day {day} is locked by run {holder}{waited}; run {run_id} did not start (wait for it to "
                     f"finish, or pass --lock-wait SECONDS)")
         super().__init__(text)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as it reads (a `--workers` process raises it in the parent)."""
+        return _day_locked, (self.day, self.run_id, self.holder, self.lost, str(self))
+
+
+def _day_locked(day: dt.date, run_id: str, holder: str | None, lost: bool, text: str) -> DayLocked:
+    exc = DayLocked.__new__(DayLocked)
+    RuntimeError.__init__(exc, text)
+    exc.day, exc.run_id, exc.holder, exc.lost = day, run_id, holder, lost
+    return exc
 
 
 @dataclass(frozen=True)

@@ -48,15 +48,46 @@ def has_staging(conn: Connection, run_id: str) -> bool:
                for t in T.STAGING_TABLES)
 
 
+def reset_shard(engine: Engine, run_id: str, shard: int, tables: Sequence[sa.Table]) -> None:
+    """Delete one shard's rows of the run from the given staging tables (a shard's step retried
+    starts clean, the other shards' rows stay): `stage_turns` and `stage_skipped` by their `shard`,
+    the tables of per-turn rows by the shard's staged turns."""
+    turns = T.stage_turns.c
+    shard_turns = sa.select(turns.turn_id).where(turns.run_id == run_id, turns.shard == shard)
+    with engine.begin() as conn:
+        for table in tables:
+            q = table.delete().where(table.c.run_id == run_id)
+            q = q.where(table.c.shard == shard) if "shard" in table.c else q.where(table.c.turn_id.in_(shard_turns))
+            conn.execute(q)
+
+
 def stage_structured(engine: Engine, run_id: str, turns: Iterable[tuple[StructuredTurn, int, bool]],
-                     skipped: Iterable[Skipped]) -> None:
-    """One transaction: structured turns as (turn, shard, selected), and the turns skipped."""
+                     skipped: Iterable[Skipped], shard: int | None = None) -> None:
+    """One transaction: structured turns as (turn, shard, selected), and the turns skipped (by
+    the structural step of `shard`)."""
     rows = [{"run_id": run_id, "turn_id": st.turn_id, "shard": shard, "selected": selected,
              "structured": structured_to_dict(st)} for st, shard, selected in turns]
     with fenced(engine, run_id) as conn:
         if rows:
             conn.execute(T.stage_turns.insert(), rows)
-        record_skips(conn, run_id, skipped)
+        record_skips(conn, run_id, skipped, shard)
+
+
+def stage_partial(engine: Engine, run_id: str, step: str, shard: int, state: Any) -> None:
+    """Replace the partial state one step staged for one shard (`T.DAY_STATE`: for the day)."""
+    c = T.stage_partials.c
+    with engine.begin() as conn:
+        conn.execute(T.stage_partials.delete().where(c.run_id == run_id, c.step == step, c.shard == shard))
+        conn.execute(T.stage_partials.insert(), [{"run_id": run_id, "step": step, "shard": shard,
+                                                  "state": jsonable(state)}])
+
+
+def staged_partials(engine: Engine, run_id: str, step: str) -> dict[int, Any]:
+    """shard → the partial state `step` staged for it, in shard order."""
+    c = T.stage_partials.c
+    q = sa.select(c.shard, c.state).where(c.run_id == run_id, c.step == step).order_by(c.shard)
+    with engine.connect() as conn:
+        return {int(shard): state for shard, state in conn.execute(q)}
 
 
 def restage_turns(engine: Engine, run_id: str, turns: Sequence[StructuredTurn]) -> int:
@@ -72,9 +103,10 @@ def restage_turns(engine: Engine, run_id: str, turns: Sequence[StructuredTurn]) 
                                    for st in turns]).rowcount
 
 
-def record_skips(conn: Connection, run_id: str, skipped: Iterable[Skipped]) -> None:
+def record_skips(conn: Connection, run_id: str, skipped: Iterable[Skipped], shard: int | None = None) -> None:
     """Stage skipped turns with their reasons (published with the day in `skipped_turns`)."""
-    rows = [{"run_id": run_id, "turn_id": s.turn_id or f"line-{s.line}", "reason": s.reason} for s in skipped]
+    rows = [{"run_id": run_id, "turn_id": s.turn_id or f"line-{s.line}", "reason": s.reason, "shard": shard}
+            for s in skipped]
     if rows:
         conn.execute(T.stage_skipped.insert(), rows)
 
@@ -121,8 +153,8 @@ def stage_judgments(engine: Engine, run_id: str, judge_stage: str, judged: Itera
     return len(judged)
 
 
-def staged_judgments(engine: Engine, run_id: str, judge_stage: str, turn_range: tuple[str, str] | None = None
-                     ) -> dict[JudgmentKey, Judgment]:
+def staged_judgments(engine: Engine, run_id: str, judge_stage: str, turn_range: tuple[str, str] | None = None,
+                     *, turn_ids: Sequence[str] | None = None) -> dict[JudgmentKey, Judgment]:
     """Staged judgments of one stage, keyed (turn, sentence): of the run, or of the turns from
     `turn_range[0]` to `turn_range[1]` (a chunk of `staged_turns`, which is ordered by turn id,
     so the range holds exactly the chunk's turns, compared in the database's own collation)."""
@@ -130,18 +162,20 @@ def staged_judgments(engine: Engine, run_id: str, judge_stage: str, turn_range: 
     q = sa.select(c.turn_id, c.sentence_index, c.judgment).where(c.run_id == run_id, c.stage == judge_stage)
     if turn_range is not None:
         q = q.where(c.turn_id >= turn_range[0], c.turn_id <= turn_range[1])
+    if turn_ids is not None:  # a shard's turn ids interleave with the others': only its own are read and decoded
+        q = q.where(c.turn_id.in_(sa.bindparam("turn_ids", list(turn_ids), expanding=True)))
     with engine.connect() as conn:
         return {key: j for r in conn.execute(q) for key, j in judgments_of_row(r[0], r[1], r[2])}
 
 
 def deciding_judgments(engine: Engine, run_id: str, turn_ids: Sequence[str]) -> dict[JudgmentKey, Judgment]:
     """The deciding judgment of each sentence of a chunk's turns (given in turn id order): the
-    final stage (LLM) over the first."""
+    final stage (LLM) over the first; only those turns' (a shard's chunk spans other shards' ids)."""
     if not turn_ids:
         return {}
     span = (turn_ids[0], turn_ids[-1])
-    judgments = staged_judgments(engine, run_id, FIRST, span)
-    judgments.update(staged_judgments(engine, run_id, FINAL, span))
+    judgments = staged_judgments(engine, run_id, FIRST, span, turn_ids=turn_ids)
+    judgments.update(staged_judgments(engine, run_id, FINAL, span, turn_ids=turn_ids))
     return judgments
 
 

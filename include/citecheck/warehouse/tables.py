@@ -457,6 +457,16 @@ stage_skipped = Table(
     Column("run_id", String(64), primary_key=True),
     Column("turn_id", _id(), primary_key=True),
     Column("reason", Text, nullable=False),
+    Column("shard", Integer, nullable=True, comment="the shard whose structural step skipped it"),
+)
+DAY_STATE = -1  # the `shard` of a state of the whole day (the slice cap), not of one shard
+stage_partials = Table(
+    "stage_partials", metadata,
+    Column("run_id", String(64), primary_key=True),
+    Column("step", String(40), primary_key=True),
+    Column("shard", Integer, primary_key=True),
+    Column("state", JSON, nullable=False),
+    comment="one run's compact partial states: per (step, shard) what the combine step adds up",
 )
 
 
@@ -588,7 +598,8 @@ OUTPUT_TABLES = {
 # Every table a publish replaces the day of, in one transaction (`warehouse.publish`): the output
 # tables and the day's skipped turns. The DAG's docstring names each (a test checks).
 PUBLISHED_TABLES = (*(published for published, _ in OUTPUT_TABLES.values()), skipped_turns)
-STAGING_TABLES = (stage_turns, stage_judgments, stage_skipped, stage_sentence_verdicts, stage_citation_verdicts,
+STAGING_TABLES = (stage_turns, stage_judgments, stage_skipped, stage_partials, stage_sentence_verdicts,
+                  stage_citation_verdicts,
                   stage_daily_metrics, stage_recite_suggestions, stage_claim_verdicts, stage_claim_citation_verdicts,
                   stage_criteria_results, stage_answer_decisions)
 SOURCE_TABLES = (source_turns, source_passages, reader_events, source_loads, source_turn_moves)

@@ -174,6 +174,32 @@ class _SliceAccumulator:
         if self.every is not None and answer.structural_row is not None:
             self.every.add(answer.structural_row)
 
+    def state(self) -> dict[str, Any]:
+        """The slice's totals as plain lists (JSON), for `merge` into another accumulator's slice."""
+        counts = self.counts
+        return {"keys": list(self.keys), "counts": [counts[key] for key in self.keys],
+                "macro_sums": self.macro_sums.tolist(), "macro_counts": self.macro_counts.tolist(),
+                "spread": None if self.spread is None else self.spread.state(),
+                "every": None if self.every is None else self.every.state()}
+
+    def merge(self, state: Mapping[str, Any]) -> None:
+        """Add another slice's totals (its `state`): as if its answers had been added here."""
+        counts = dict(zip(state["keys"], state["counts"], strict=True))
+        vector = self.index.vector(counts)
+        if len(self.totals) < len(vector):
+            self.totals = np.concatenate([self.totals, np.zeros(len(vector) - len(self.totals), np.int64)])
+        self.totals[:len(vector)] += vector
+        self.keys.extend(key for key in state["keys"] if key not in self.key_set)
+        self.key_set.update(state["keys"])
+        self._counts = None
+        self.macro_sums += np.asarray(state["macro_sums"], dtype=np.float64)
+        self.macro_counts += np.asarray(state["macro_counts"], dtype=np.int64)
+        for mine, theirs in ((self.spread, state["spread"]), (self.every, state["every"])):
+            if (mine is None) != (theirs is None):
+                raise ValueError("cannot merge a slice's totals with intervals into one without, or back")
+            if mine is not None:
+                mine.merge(theirs)
+
     @property
     def counts(self) -> Counter[str]:
         """The pooled counts of the slice's answers: every key one of them had, zero or not."""
@@ -317,6 +343,21 @@ class MetricAccumulator:
                     self._acc(name, value).add(answer_totals(sentence_counts(scored, subset, whole=False),
                                                              self._index, intervals=self.intervals))
         return counts
+
+    def state(self) -> dict[str, Any]:
+        """Every slice's totals as plain lists (JSON): a shard's partial state of the day, which
+        `merge` adds into the day's accumulator. Counts add exactly; the macro sums (and the
+        intervals' sums of squared macro values) are float sums, equal to a single pass to about
+        1e-15 relative, whatever the partition."""
+        return {"intervals": self.intervals,
+                "slices": [[name, value, acc.state()] for (name, value), acc in self._slices.items()]}
+
+    def merge(self, state: Mapping[str, Any]) -> None:
+        """Add another accumulator's `state` (a shard's answers) into this one."""
+        if bool(state["intervals"]) != self.intervals:
+            raise ValueError("cannot merge an accumulator's state with intervals into one without, or back")
+        for name, value, slice_state in state["slices"]:
+            self._acc(name, value).merge(slice_state)
 
     def _sentence_slices(self) -> list[tuple[str, Callable[[SentenceVerdict], bool]]]:
         slices: list[tuple[str, Callable[[SentenceVerdict], bool]]] = []

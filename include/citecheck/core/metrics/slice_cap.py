@@ -74,6 +74,17 @@ class SliceCap:
         rows = sorted((key, value, n) for (key, value), n in counts.items())
         return cls.from_counts(rows, config.slice_max_values, config.slice_attributes)
 
+    def state(self) -> dict[str, Any]:
+        """The cap as plain JSON (the job stages the day's cap once; every shard folds with it)."""
+        return {"max_values": self.max_values, "kept": {k: sorted(v) for k, v in self.kept.items()},
+                "cut": {k: dict(v) for k, v in self.cut.items()}}
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> SliceCap:
+        """The cap of a `state()`."""
+        return cls(int(state["max_values"]), {k: frozenset(v) for k, v in state["kept"].items()},
+                   {k: dict(v) for k, v in state["cut"].items()})
+
     def log_cuts(self) -> None:
         """One log line per cut key."""
         import logging

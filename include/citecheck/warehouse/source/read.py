@@ -48,30 +48,33 @@ def _turn_dict(row: Mapping[str, Any], passages: list[Mapping[str, Any]]) -> dic
     }
 
 
-def extract_day(conn: Connection, day: dt.date, timezone: str = "UTC", chunk: int = 2000
-                ) -> Iterator[dict[str, Any]]:
-    """The day's turns as SPEC §1 dicts, in (conversation, turn index) order, streamed.
+def extract_day(conn: Connection, day: dt.date, timezone: str = "UTC", chunk: int = 2000, *,
+                shard: int = 0, shards: int = 1) -> Iterator[dict[str, Any]]:
+    """The day's turns (of shard `shard` of `shards`; default the whole day) as SPEC §1 dicts, in
+    (conversation, turn index) order, streamed.
 
     The selection is `sql/extract_turns.sql`; edit it (or point it at a view) to map another
     schema onto the reference one.
     """
-    for batch in extract_day_chunks(conn, day, timezone, chunk):
+    for batch in extract_day_chunks(conn, day, timezone, chunk, shard=shard, shards=shards):
         yield from batch
 
 
-def extract_day_chunks(conn: Connection, day: dt.date, timezone: str = "UTC", chunk: int = 2000
-                       ) -> Iterator[list[dict[str, Any]]]:
+def extract_day_chunks(conn: Connection, day: dt.date, timezone: str = "UTC", chunk: int = 2000, *,
+                       shard: int = 0, shards: int = 1) -> Iterator[list[dict[str, Any]]]:
     """`extract_day` in lists of at most `chunk` turns, each list with its passages.
 
     Streamed for real: a server-side cursor on PostgreSQL (`yield_per`), so memory holds one
     chunk whatever the day's size (psycopg would otherwise fetch the whole day at once).
     """
+    if not 0 <= shard < shards:
+        raise ValueError(f"shard {shard} of {shards}: a shard is 0 to shards - 1")
     start, end = day_bounds(day, timezone)
     query = sa.text(read_sql("extract_turns.sql")).columns(
         *[sa.column(c.name, c.type) for c in T.source_turns.columns
           if c.name not in (*T.LANGUAGE_COLUMNS, *T.LEDGER_COLUMNS)]
     )
-    params = _bounds(conn, start, end)
+    params = _bounds(conn, start, end, shard=shard, shards=shards)
     result = conn.execute(query, params, execution_options={"yield_per": chunk}).mappings()
     cols = [T.source_passages.c[k] for k in ("turn_id", "label", "source", "text", "document_id", "version")]
     while rows := result.fetchmany(chunk):
@@ -84,10 +87,13 @@ def extract_day_chunks(conn: Connection, day: dt.date, timezone: str = "UTC", ch
         yield [_turn_dict(r, passages[r["turn_id"]]) for r in rows]
 
 
-def _bounds(conn: Connection, start: dt.datetime, end: dt.datetime) -> dict[str, Any]:
+def _bounds(conn: Connection, start: dt.datetime, end: dt.datetime, *, shard: int = 0, shards: int = 1
+            ) -> dict[str, Any]:
+    """`extract_turns.sql`'s parameters: the day's bounds and the shard (default: the whole day)."""
     if conn.dialect.name == "sqlite":
-        return {"start": start.replace(tzinfo=None).isoformat(" "), "end": end.replace(tzinfo=None).isoformat(" ")}
-    return {"start": start, "end": end}
+        return {"start": start.replace(tzinfo=None).isoformat(" "), "end": end.replace(tzinfo=None).isoformat(" "),
+                "shard": shard, "shards": shards}
+    return {"start": start, "end": end, "shard": shard, "shards": shards}
 
 
 def day_query(conn: Connection, name: str) -> sa.TextClause:
