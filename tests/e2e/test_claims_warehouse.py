@@ -91,7 +91,7 @@ def test_init_warehouse_adds_the_claim_tables_to_an_older_warehouse(engine):
 
 
 def test_claim_text_is_a_bi_text_column():
-    assert BI_TEXT_COLUMNS["claim_verdicts"] == ("text",)
+    assert BI_TEXT_COLUMNS["claim_verdicts"] == ("text", "figures")  # figures hold pieces of the claim
     assert {"claim_verdicts", "claim_citation_verdicts"} <= set(BI_READABLE)
 
 

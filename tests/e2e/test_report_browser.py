@@ -70,7 +70,8 @@ def test_the_days_decision_renders_in_chromium(tmp_path):
     check = report_screenshot(engine, DAYS[-1], artifacts_dir() / "report-decision.png", trend_days=7)
     assert check.console_errors == [] and check.outside_requests == []
     assert check.decision == "fail"
-    assert check.criteria == [("recall", "fail"), ("attached", "pass")]
+    # the Orbit day's malformed turn (1 of 5 skipped) fails the daily skipped-share bound (1%)
+    assert check.criteria == [("recall", "fail"), ("turns skipped", "fail"), ("attached", "pass")]
     assert check.answer_links and check.broken_links == []
 
 
