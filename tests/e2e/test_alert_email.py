@@ -16,7 +16,8 @@ import pytest
 
 from citecheck import job
 from citecheck import warehouse as W
-from citecheck.warehouse.alerts import replace_alerts
+from citecheck.features import monitor
+from citecheck.warehouse.read_model import alerts_between
 from helpers import REPO, load_fixture, orbit_settings, orbit_warehouse_turns
 
 DAY = dt.date(2026, 11, 30)
@@ -67,13 +68,22 @@ def dag_module():
 
 @pytest.fixture
 def warehouse(tmp_path, monkeypatch):
-    """A published Orbit day (so the warehouse holds answer and passage text) with two alerts."""
+    """A published Orbit day (so the warehouse holds answer and passage text) with two alerts,
+    written by the run's own monitor step while it holds the day (every write of a run is fenced:
+    once `record_run` has freed the day, the run writes nothing more)."""
+    assess_day = monitor.assess_day
+
+    def assess_with_alerts(*args, **kwargs):
+        _alerts, stats = assess_day(*args, **kwargs)
+        return ALERTS, {**stats, "alerts": len(ALERTS)}
+
+    monkeypatch.setattr(monitor, "assess_day", assess_with_alerts)
     url = f"sqlite:///{tmp_path}/wh.sqlite"
     engine = W.make_engine(url)
     W.init_warehouse(engine)
     W.load_turns(engine, orbit_warehouse_turns())
-    result = job.run_day(engine, DAY, orbit_settings())
-    replace_alerts(engine, DAY, result["run_id"], ALERTS)
+    job.run_day(engine, DAY, orbit_settings())
+    assert len(alerts_between(engine, DAY, DAY)) == len(ALERTS)
     engine.dispose()
     config = tmp_path / "config.toml"
     config.write_text('[monitor]\nnotify_to = ["quality@example.com", "oncall@example.com"]\n'
