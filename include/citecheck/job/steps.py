@@ -128,9 +128,11 @@ def structural(run: DayRun, shard: int) -> dict[str, Any]:
     counts: Counter[str] = Counter(turns_read=0, turns_selected=0, turns_skipped=0)
     repairs: Counter[str] = Counter()
     open_conversation: str | None = None  # a chunk of skipped turns only keeps the one before
+    # every shard reads the source as the run opened on it: batches committed since make the day stale
+    mark = (runs.run_row(run.engine, run.run_id) or {}).get("source_load_id")
     with run.engine.connect() as read:
         for batch in source.extract_day_chunks(read, run.day, cfg.timezone, chunk=STRUCTURAL_CHUNK,
-                                               shard=shard, shards=selection.shards):
+                                               shard=shard, shards=selection.shards, through_load=mark):
             new = {c for c in (d.get("conversation_id") for d in batch) if isinstance(c, str) and c not in history}
             for conversation, turn_index, label in source.prior_context_labels(
                     read, run.day, cfg.timezone, conversations=new):

@@ -61,8 +61,11 @@ def extract_day(conn: Connection, day: dt.date, timezone: str = "UTC", chunk: in
 
 
 def extract_day_chunks(conn: Connection, day: dt.date, timezone: str = "UTC", chunk: int = 2000, *,
-                       shard: int = 0, shards: int = 1) -> Iterator[list[dict[str, Any]]]:
-    """`extract_day` in lists of at most `chunk` turns, each list with its passages.
+                       shard: int = 0, shards: int = 1, through_load: int | None = None
+                       ) -> Iterator[list[dict[str, Any]]]:
+    """`extract_day` in lists of at most `chunk` turns, each list with its passages. With
+    `through_load` (a run's `source_load_id`), without the turns of load batches committed after
+    it: every shard of a run reads the source as it was when the run opened, whenever it reads.
 
     Streamed for real: a server-side cursor on PostgreSQL (`yield_per`), so memory holds one
     chunk whatever the day's size (psycopg would otherwise fetch the whole day at once).
@@ -78,6 +81,10 @@ def extract_day_chunks(conn: Connection, day: dt.date, timezone: str = "UTC", ch
     result = conn.execute(query, params, execution_options={"yield_per": chunk}).mappings()
     cols = [T.source_passages.c[k] for k in ("turn_id", "label", "source", "text", "document_id", "version")]
     while rows := result.fetchmany(chunk):
+        if through_load is not None:
+            later = loaded_after(conn, [r["turn_id"] for r in rows], through_load)
+            if not (rows := [r for r in rows if r["turn_id"] not in later]):
+                continue
         ids = [r["turn_id"] for r in rows]
         passages: dict[str, list[Mapping[str, Any]]] = {i: [] for i in ids}
         q = sa.select(*cols).where(T.source_passages.c.turn_id.in_(ids)).order_by(
@@ -85,6 +92,16 @@ def extract_day_chunks(conn: Connection, day: dt.date, timezone: str = "UTC", ch
         for p in conn.execute(q).mappings():
             passages[p["turn_id"]].append(p)
         yield [_turn_dict(r, passages[r["turn_id"]]) for r in rows]
+
+
+def loaded_after(conn: Connection, turn_ids: Iterable[str], mark: int) -> set[str]:
+    """Which of `turn_ids` a load batch after `mark` wrote (`source_turns.load_id`; rows another
+    loader wrote, without one, are never "after")."""
+    t = T.source_turns.c
+    query = sa.select(t.turn_id).where(t.turn_id.in_(sa.bindparam("ids", expanding=True)), t.load_id > mark)
+    ids = sorted(set(turn_ids))
+    return {i for start in range(0, len(ids), 1000)
+            for i in conn.execute(query, {"ids": _padded(ids[start:start + 1000])}).scalars()}
 
 
 def _bounds(conn: Connection, start: dt.datetime, end: dt.datetime, *, shard: int = 0, shards: int = 1
