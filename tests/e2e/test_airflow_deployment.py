@@ -330,9 +330,14 @@ def _restate_after_late_events(s: Stack) -> None:
 
 
 def _kill_the_nli_worker_mid_shard(s: Stack, run_id: str) -> None:
-    """Hold the staging table once the run's extract is done, wait until every task slot of the
-    NLI worker holds a `judge_shard` blocked on it, SIGKILL the worker and everything below it, let
-    go, restart the worker.
+    """Hold the staging table once the run's `open_run` is done, wait until every task slot of the
+    NLI worker holds a `judge_shard` blocked on the warehouse, SIGKILL the worker and everything below
+    it, let go, restart the worker.
+
+    A shard blocked on the held table has fenced its write first (`locks.fence`: FOR SHARE on the
+    day's lock row, kept while it waits), so another shard of the same run waits at its start, in
+    the day lock's renewal (`UPDATE day_locks`) behind it: it counts as blocked when what blocks it
+    is a shard waiting on the held table.
 
     Every slot busy matters: with late acks and a prefetch of one per slot, the worker then holds
     no message it has not started. (A message it had received but not started would stay with the
@@ -343,8 +348,11 @@ def _kill_the_nli_worker_mid_shard(s: Stack, run_id: str) -> None:
     _wait(lambda: _ti_states(meta, run_id, "open_run") == ["success"], 150, f"open_run of {run_id}", meta)
     with wh.connect() as hold:
         hold.exec_driver_sql("LOCK TABLE stage_judgments IN ACCESS EXCLUSIVE MODE")
-        waiting = f"""SELECT count(*) FROM pg_stat_activity WHERE datname = '{s.dbs["wh"]}'
-                      AND wait_event_type = 'Lock' AND query ILIKE 'DELETE FROM stage_judgments%%'"""
+        held = "query ILIKE 'DELETE FROM stage_judgments%%'"
+        waiting = f"""SELECT count(*) FROM pg_stat_activity a WHERE datname = '{s.dbs["wh"]}'
+                      AND wait_event_type = 'Lock' AND (a.{held} OR (a.query ILIKE 'UPDATE day_locks%%'
+                      AND EXISTS (SELECT 1 FROM pg_stat_activity b
+                                  WHERE b.pid = ANY(pg_blocking_pids(a.pid)) AND b.{held})))"""
         _wait(lambda: _scalar(wh, waiting) >= slots, 150, f"{slots} shards blocked on the warehouse", meta)
         state = airflow_dev.read_state(s.home)
         worker = state["pids"]["worker-nli"]
