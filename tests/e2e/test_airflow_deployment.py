@@ -22,7 +22,8 @@ scheduler, dag-processor, api-server and triggerer, one Celery worker on `defaul
    `backfill create` of the DAG with AlreadyRunningBackfill).
 
 Then: each day's published rows equal the CLI's (D1 by the manual run and by the backfill, D3 by
-the scheduled run and by the backfill); the shards ran on the NLI worker and every other task on
+the scheduled run and by the backfill; the deployment cut each day into the DAG's 4 shards, the
+CLI ran it as one); the shards ran on the NLI worker and every other task on
 the default one, by the workers' own logs; no answer or passage text and no secret in any task log
 or XCom; one XCom per task; no error line in the task logs of the clean (backfill) runs; the
 the dag-processor parses the DAG without errors; `down` stops every process `up` started.
@@ -163,7 +164,9 @@ def stack(tmp_path_factory):
             s.citecheck(url, "init-warehouse")
             s.citecheck(url, "load-sample", "--start", first, "--days", "3", "--turns-per-day", str(TURNS_PER_DAY),
                         "--write-judge", str(s.judge))
-        s.citecheck(s.urls["ref"], "backfill", "--from", first, "--to", last)
+        # the reference: every day as one task per step (one shard); the deployment's runs take the
+        # DAG's default of 4 shards
+        s.citecheck(s.urls["ref"], "backfill", "--from", first, "--to", last, "--shards", "1")
         output, _ = up.communicate(timeout=airflow_dev.READY_TIMEOUT_S + 200)
         assert up.returncode == 0, f"bin/airflow-dev up --celery failed:\n{output[-5000:]}"
         s.observed["up_output"] = output
@@ -489,6 +492,19 @@ def test_every_day_publishes_the_cli_rows_whatever_kind_of_run_published_it(stac
     assert len(backfill_ids) == 3
     for day in (d1, d2, d3):  # the rows compared last are the backfill's own
         assert stack.observed["phase2_run_ids"][day] <= {i.replace("+", "_") for i in backfill_ids}
+
+
+def test_every_run_of_the_deployment_ran_each_per_shard_step_as_four_mapped_tasks(stack):
+    """The rows compared with the CLI's one-shard run above came from days cut into 4 shards on
+    the Celery workers: `structural`, `judge_shard` and `fold_shard` ran once per shard."""
+    by_run: dict[str, dict[str, set[int]]] = {}
+    for t in stack.observed["task_instances"]:
+        by_run.setdefault(t["run_id"], {}).setdefault(t["task_id"], set()).add(t["map_index"])
+    assert len(by_run) >= 4  # scheduled, manual, the backfill's three (at the time they were read)
+    for run_id, tasks in by_run.items():
+        for step in ("structural", "judge_shard", "fold_shard"):
+            assert tasks.get(step) == {0, 1, 2, 3}, (run_id, step, tasks.get(step))
+        assert tasks.get("combine") == {-1}, (run_id, tasks.get("combine"))
 
 
 def test_the_killed_shards_were_retried_on_the_restarted_nli_worker(stack):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import weakref
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -179,6 +179,30 @@ def chunked(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
     it = iter(items)
     while chunk := list(islice(it, size)):
         yield chunk
+
+
+def bulk_insert(conn: sa.Connection, table: sa.Table, rows: Sequence[Mapping[str, Any]]) -> int:
+    """Insert many rows in the connection's transaction the warehouse's fastest way: on PostgreSQL
+    one `COPY … FROM STDIN` through psycopg, each value through its column type's own bind
+    processing first (a JSON column gets the text an INSERT writes, a None in it JSON null as
+    there); elsewhere one batched executemany. Every row has the first row's keys; the number of
+    rows."""
+    if not rows:
+        return 0
+    if conn.dialect.name != "postgresql":
+        conn.execute(table.insert(), list(rows))
+        return len(rows)
+    dialect, names = conn.dialect, list(rows[0])
+    processors = [table.c[name].type.dialect_impl(dialect).bind_processor(dialect) for name in names]
+    quote = dialect.identifier_preparer
+    sql = f"COPY {quote.format_table(table)} ({', '.join(quote.quote(n) for n in names)}) FROM STDIN"
+    with conn.connection.driver_connection.cursor() as cursor, cursor.copy(sql) as copy:
+        for row in rows:
+            if len(row) != len(names):
+                raise ValueError(f"{table.name}: a row with the keys {sorted(row)} among rows with {sorted(names)}")
+            copy.write_row([value if process is None else process(value)
+                            for value, process in zip((row[name] for name in names), processors, strict=True)])
+    return len(rows)
 
 
 def insert_ignoring_duplicates(table: sa.Table, dialect: str) -> sa.Insert:

@@ -18,6 +18,7 @@ from sqlalchemy.engine import Connection, Engine
 from citecheck.core.model import Judgment, JudgmentKey, StructuredTurn
 from citecheck.core.turns import Skipped
 from citecheck.warehouse import tables as T
+from citecheck.warehouse.engine import bulk_insert
 from citecheck.warehouse.locks import fenced
 from citecheck.warehouse.serialize import (
     jsonable,
@@ -69,7 +70,7 @@ def stage_structured(engine: Engine, run_id: str, turns: Iterable[tuple[Structur
              "structured": structured_to_dict(st)} for st, shard, selected in turns]
     with fenced(engine, run_id) as conn:
         if rows:
-            conn.execute(T.stage_turns.insert(), rows)
+            bulk_insert(conn, T.stage_turns, rows)
         record_skips(conn, run_id, skipped, shard)
 
 
@@ -108,7 +109,7 @@ def record_skips(conn: Connection, run_id: str, skipped: Iterable[Skipped], shar
     rows = [{"run_id": run_id, "turn_id": s.turn_id or f"line-{s.line}", "reason": s.reason, "shard": shard}
             for s in skipped]
     if rows:
-        conn.execute(T.stage_skipped.insert(), rows)
+        bulk_insert(conn, T.stage_skipped, rows)
 
 
 def staged_turns(engine: Engine, run_id: str, *, shard: int | None = None, selected_only: bool = False,
@@ -149,7 +150,7 @@ def stage_judgments(engine: Engine, run_id: str, judge_stage: str, judged: Itera
             for key, value in judgment_rows(judged)]
     if rows:
         with fenced(engine, run_id) as conn:
-            conn.execute(T.stage_judgments.insert(), rows)
+            bulk_insert(conn, T.stage_judgments, rows)
     return len(judged)
 
 
@@ -194,20 +195,20 @@ def stage_verdict_rows(engine: Engine, run_id: str, day: dt.date, sentence_rows:
     sentences = [{**keys, **row, **{c: jsonable(row[c]) for c in SENTENCE_DETAIL_COLUMNS if row.get(c) is not None}}
                  for row in sentence_rows]
     with fenced(engine, run_id) as conn:
-        conn.execute(T.stage_sentence_verdicts.insert(), sentences)
+        bulk_insert(conn, T.stage_sentence_verdicts, sentences)
         if claim_rows:
-            conn.execute(T.stage_claim_verdicts.insert(), [{**keys, **row} for row in claim_rows])
+            bulk_insert(conn, T.stage_claim_verdicts, [{**keys, **row} for row in claim_rows])
         if link_rows:
-            conn.execute(T.stage_claim_citation_verdicts.insert(), [{**keys, **row} for row in link_rows])
+            bulk_insert(conn, T.stage_claim_citation_verdicts, [{**keys, **row} for row in link_rows])
         if citation_rows:
-            conn.execute(T.stage_citation_verdicts.insert(), [{**keys, **row} for row in citation_rows])
+            bulk_insert(conn, T.stage_citation_verdicts, [{**keys, **row} for row in citation_rows])
 
 
 def stage_rows(engine: Engine, table: sa.Table, rows: list[dict[str, Any]], run_id: str, day: dt.date) -> None:
     """Insert rows into a staging table, keyed by the run and the day (nothing when empty)."""
     if rows:
         with fenced(engine, run_id) as conn:
-            conn.execute(table.insert(), [{"run_id": run_id, "day": day, **row} for row in rows])
+            bulk_insert(conn, table, [{"run_id": run_id, "day": day, **row} for row in rows])
 
 
 def staged_metric_rows(engine: Engine, run_id: str) -> list[dict[str, Any]]:

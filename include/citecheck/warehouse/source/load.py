@@ -15,7 +15,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from citecheck.core.reader_events import ReaderEvent
 from citecheck.warehouse import tables as T
-from citecheck.warehouse.engine import insert_ignoring_duplicates
+from citecheck.warehouse.engine import bulk_insert, insert_ignoring_duplicates
 from citecheck.warehouse.source.rows import source_rows
 
 
@@ -90,10 +90,10 @@ def _write_source(engine: Engine, batch: list[tuple[dict[str, Any], list[dict[st
                  for turn_id, at in earlier if at is not None and at != new_at[turn_id]]
         conn.execute(T.source_passages.delete().where(T.source_passages.c.turn_id.in_(ids)))
         conn.execute(T.source_turns.delete().where(T.source_turns.c.turn_id.in_(ids)))
-        conn.execute(T.source_turns.insert(), [{**row, "load_id": load_id, "loaded_at": loaded_at} for row, _ in batch])
+        bulk_insert(conn, T.source_turns, [{**row, "load_id": load_id, "loaded_at": loaded_at} for row, _ in batch])
         passages = [p for _, ps in batch for p in ps]
         if passages:
-            conn.execute(T.source_passages.insert(), passages)
+            bulk_insert(conn, T.source_passages, passages)
         if moves:
             conn.execute(T.source_turn_moves.insert(), moves)
     written.update(ids)
