@@ -64,7 +64,7 @@ def test_bulk_rows_roll_back_with_the_callers_transaction(engine):
 def test_rows_of_different_keys_are_refused_naming_the_table(engine):
     rows = _rows("mixed")
     del rows[3]["llm"]
-    with pytest.raises((ValueError, sa.exc.StatementError), match="stage_sentence_verdicts|llm"), \
+    with pytest.raises((ValueError, sa.exc.StatementError), match=r"stage_sentence_verdicts|llm"), \
             engine.begin() as conn:
         bulk_insert(conn, TABLE, rows)
     with engine.connect() as conn:
