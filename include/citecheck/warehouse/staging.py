@@ -69,8 +69,7 @@ def stage_structured(engine: Engine, run_id: str, turns: Iterable[tuple[Structur
     rows = [{"run_id": run_id, "turn_id": st.turn_id, "shard": shard, "selected": selected,
              "structured": structured_to_dict(st)} for st, shard, selected in turns]
     with fenced(engine, run_id) as conn:
-        if rows:
-            bulk_insert(conn, T.stage_turns, rows)
+        bulk_insert(conn, T.stage_turns, rows)
         record_skips(conn, run_id, skipped, shard)
 
 
@@ -108,8 +107,7 @@ def record_skips(conn: Connection, run_id: str, skipped: Iterable[Skipped], shar
     """Stage skipped turns with their reasons (published with the day in `skipped_turns`)."""
     rows = [{"run_id": run_id, "turn_id": s.turn_id or f"line-{s.line}", "reason": s.reason, "shard": shard}
             for s in skipped]
-    if rows:
-        bulk_insert(conn, T.stage_skipped, rows)
+    bulk_insert(conn, T.stage_skipped, rows)
 
 
 def staged_turns(engine: Engine, run_id: str, *, shard: int | None = None, selected_only: bool = False,
@@ -196,12 +194,9 @@ def stage_verdict_rows(engine: Engine, run_id: str, day: dt.date, sentence_rows:
                  for row in sentence_rows]
     with fenced(engine, run_id) as conn:
         bulk_insert(conn, T.stage_sentence_verdicts, sentences)
-        if claim_rows:
-            bulk_insert(conn, T.stage_claim_verdicts, [{**keys, **row} for row in claim_rows])
-        if link_rows:
-            bulk_insert(conn, T.stage_claim_citation_verdicts, [{**keys, **row} for row in link_rows])
-        if citation_rows:
-            bulk_insert(conn, T.stage_citation_verdicts, [{**keys, **row} for row in citation_rows])
+        bulk_insert(conn, T.stage_claim_verdicts, [{**keys, **row} for row in claim_rows])
+        bulk_insert(conn, T.stage_claim_citation_verdicts, [{**keys, **row} for row in link_rows])
+        bulk_insert(conn, T.stage_citation_verdicts, [{**keys, **row} for row in citation_rows])
 
 
 def stage_rows(engine: Engine, table: sa.Table, rows: list[dict[str, Any]], run_id: str, day: dt.date) -> None:
