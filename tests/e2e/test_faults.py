@@ -60,8 +60,8 @@ def _assert_one_clean_version(engine: sa.Engine, run_id: str) -> dict[str, list[
 DROPS = {
     "open_run: opening the run": ("open_run", r"(?:--[^\n]*\n)*SELECT count\(\*\) FROM ", 1, "old"),
     "structural: mid extraction, 2nd passage read": ("structural", r"SELECT .*FROM source_passages", 2, "old"),
-    "judge_shard: staging judgments": ("judge_shard", r"INSERT INTO stage_judgments", 1, "old"),
-    "combine: staging metric rows": ("combine", r"INSERT INTO stage_daily_metrics", 1, "old"),
+    "judge_shard: staging judgments": ("judge_shard", r"COPY stage_judgments", 1, "old"),
+    "combine: staging metric rows": ("combine", r"COPY stage_daily_metrics", 1, "old"),
     "validate: storing the verdict": ("validate", r"UPDATE runs SET status", 1, "old"),
     "publish: mid transaction": ("publish", r"INSERT INTO daily_metrics", 1, "old"),
     "publish: at its commit": ("publish", None, 1, "old"),

@@ -45,8 +45,8 @@ def terminate_backends(url: str) -> list[int]:
 
 @dataclass
 class DropConnection:
-    """On the `nth` statement of `step` matching `pattern` (or at that step's `nth` commit when
-    `pattern` is None), terminate the warehouse's backends, then let the statement run into
+    """On the `nth` statement of `step` matching `pattern` (an executed statement or a bulk
+    `COPY`; or at that step's `nth` commit when `pattern` is None), terminate the warehouse's backends, then let the statement run into
     the dead connection: the job sees what a warehouse restart or a network cut gives it."""
 
     step: str
@@ -73,8 +73,23 @@ class DropConnection:
             if self.pattern is None:
                 fire()
 
+        def on_connect(dbapi_connection, _record):  # type: ignore[no-untyped-def]
+            # the bulk path (`COPY … FROM STDIN`) goes to psycopg directly, past SQLAlchemy's events
+            import psycopg
+
+            pattern = self.pattern
+
+            class Cursor(psycopg.Cursor):  # type: ignore[type-arg]
+                def copy(self, statement, *args, **kwargs):  # type: ignore[no-untyped-def]
+                    if pattern is not None and re.match(pattern, str(statement)):
+                        fire()
+                    return super().copy(statement, *args, **kwargs)
+
+            dbapi_connection.cursor_factory = Cursor
+
         sa.event.listen(engine, "before_cursor_execute", before_execute)
         sa.event.listen(engine, "commit", before_commit)
+        sa.event.listen(engine, "connect", on_connect)
 
 
 class _Stopped(Exception):

@@ -196,12 +196,19 @@ def bulk_insert(conn: sa.Connection, table: sa.Table, rows: Sequence[Mapping[str
     processors = [table.c[name].type.dialect_impl(dialect).bind_processor(dialect) for name in names]
     quote = dialect.identifier_preparer
     sql = f"COPY {quote.format_table(table)} ({', '.join(quote.quote(n) for n in names)}) FROM STDIN"
-    with conn.connection.driver_connection.cursor() as cursor, cursor.copy(sql) as copy:
-        for row in rows:
-            if len(row) != len(names):
-                raise ValueError(f"{table.name}: a row with the keys {sorted(row)} among rows with {sorted(names)}")
-            copy.write_row([value if process is None else process(value)
-                            for value, process in zip((row[name] for name in names), processors, strict=True)])
+    try:
+        with conn.connection.driver_connection.cursor() as cursor, cursor.copy(sql) as copy:
+            for row in rows:
+                if len(row) != len(names):
+                    raise ValueError(f"{table.name}: a row with the keys {sorted(row)} among rows with {sorted(names)}")
+                copy.write_row([value if process is None else process(value)
+                                for value, process in zip((row[name] for name in names), processors, strict=True)])
+    except dialect.loaded_dbapi.Error as exc:  # raised as an INSERT's would be: SQLAlchemy's class, a lost link invalidated
+        lost = dialect.is_disconnect(exc, conn.connection.dbapi_connection, None)
+        if lost:
+            conn.invalidate(exc)
+        raise sa.exc.DBAPIError.instance(sql, None, exc, dialect.loaded_dbapi.Error,
+                                         connection_invalidated=lost, dialect=dialect) from exc
     return len(rows)
 
 
