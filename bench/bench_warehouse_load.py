@@ -107,6 +107,7 @@ def load(url: str, n_turns: int) -> dict[str, Any]:
     """Create the warehouse and bulk-load the day into the source tables."""
     from citecheck import warehouse as W
     from citecheck.warehouse import tables as T
+    from citecheck.warehouse.engine import bulk_insert
 
     engine = W.make_engine(url)
     W.init_warehouse(engine)
@@ -118,8 +119,8 @@ def load(url: str, n_turns: int) -> dict[str, Any]:
     def flush() -> None:
         if batch:
             with engine.begin() as conn:
-                _bulk_insert(conn, T.source_turns, batch)
-                _bulk_insert(conn, T.source_passages, batch_passages)
+                bulk_insert(conn, T.source_turns, batch)
+                bulk_insert(conn, T.source_passages, batch_passages)
         batch.clear()
         batch_passages.clear()
 
@@ -140,25 +141,6 @@ def load(url: str, n_turns: int) -> dict[str, Any]:
             conn.exec_driver_sql("ANALYZE")
     engine.dispose()
     return {"source_turns": turns, "source_passages": passages, "load_s": time.perf_counter() - started}
-
-
-def _bulk_insert(conn: Any, table: Any, rows: list[dict[str, Any]]) -> None:
-    """COPY on PostgreSQL (the fast path for a bulk load), executemany elsewhere; a column the
-    rows lack (the load ledger's `load_id`, `loaded_at`) is null, as the insert leaves it."""
-    if not rows:
-        return
-    if conn.dialect.name != "postgresql":
-        conn.execute(table.insert(), rows)
-        return
-    from sqlalchemy import JSON
-
-    cols = [c.name for c in table.columns]
-    json_cols = {c.name for c in table.columns if isinstance(c.type, JSON)}
-    raw = conn.connection.driver_connection
-    with raw.cursor() as cur, cur.copy(f"COPY {table.name} ({', '.join(cols)}) FROM STDIN") as copy:
-        for row in rows:
-            copy.write_row([json.dumps(row[c]) if c in json_cols and row.get(c) is not None else row.get(c)
-                            for c in cols])
 
 
 # --- the job, in its own process ---------------------------------------------------------------

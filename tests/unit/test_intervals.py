@@ -53,6 +53,18 @@ def test_flushing_in_chunks_changes_nothing(monkeypatch):
         assert chunked.ratio_variance(num, den) == pytest.approx(whole.ratio_variance(num, den), rel=1e-12)
 
 
+def test_rows_added_as_a_matrix_give_the_same_sums_to_the_last_bit(monkeypatch):
+    import citecheck.stats.intervals as I
+
+    monkeypatch.setattr(I, "FLUSH_ROWS", 3)  # blocks that straddle the flushes
+    rng = np.random.default_rng(7)
+    rows = rng.random((23, len(KEYS))) * rng.integers(1, 50, size=(23, 1))
+    one_by_one, blocks = _totals(rows), ClusterTotals(KEYS)
+    for start, end in ((0, 2), (2, 9), (9, 10), (10, 23)):
+        blocks.add_rows(rows[start:end])
+    assert blocks.state() == one_by_one.state()
+
+
 def test_ratio_variance_agrees_with_a_cluster_bootstrap():
     """The independent check: scipy's bootstrap, resampling whole answers, on 120 answers."""
     rng = np.random.default_rng(5)

@@ -85,6 +85,19 @@ class ClusterTotals:
         if self._buffered >= FLUSH_ROWS:
             self._flush()
 
+    def add_rows(self, rows: np.ndarray) -> None:
+        """Many clusters' counts at once: a matrix, one row per cluster in `keys` order (the same
+        sums, to the last bit, as adding them one by one)."""
+        rows = np.ascontiguousarray(rows, dtype=np.float64)
+        start = 0
+        while start < len(rows):
+            end = min(len(rows), start + FLUSH_ROWS - self._buffered)
+            self._buffer.frombytes(rows[start:end].tobytes())
+            self._buffered += end - start
+            start = end
+            if self._buffered >= FLUSH_ROWS:
+                self._flush()
+
     def _flush(self) -> None:
         if not self._buffered:
             return

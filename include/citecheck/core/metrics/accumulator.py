@@ -11,7 +11,6 @@ citations.
 from __future__ import annotations
 
 import re
-from array import array
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -102,43 +101,46 @@ class CountIndex:
             raise TypeError(f"metric counts are whole numbers; got {vector.dtype} values in {dict(counts)}")
         return vector.astype(np.int64, copy=False)
 
+    def row(self, counts: Mapping[str, int]) -> list[int]:
+        """`counts` as a list over the keys seen so far (`vector` without numpy: one answer of a
+        block that `MetricAccumulator` pools at once)."""
+        positions = self.positions
+        for key in counts:
+            if key not in positions:
+                positions[key] = len(self.keys)
+                self.keys.append(key)
+        values = [0] * len(self.keys)
+        for key, n in counts.items():
+            values[positions[key]] = n
+        return values
+
+
+PENDING_ROWS = 1024  # answers (and sentence-slice parts of them) held, then pooled into their slices at once
+
+
+@dataclass
+class _Block:
+    """Answers not yet pooled: each one's counts (`CountIndex.row`) and key tuple (an id into the
+    accumulator's distinct tuples: a slice's counts hold a key, zero or not, once an answer of it
+    had that key), and per slice the positions of the answers it takes, in the order they came."""
+
+    rows: list[list[int]] = field(default_factory=list)
+    key_ids: list[int] = field(default_factory=list)
+    members: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+
 
 @dataclass(frozen=True, slots=True)
-class _AnswerTotals:
-    """What one answer (or a sentence slice of it) adds to every slice it falls in, computed once
-    per answer, not once per slice: its counts as a vector (`CountIndex`) and the keys it has (a
-    slice's counts hold a key, zero or not, once an answer of it had that key), its macro votes as
-    a vector over `MACRO_NAMES` (the value, and 1 where the answer has one), and its rows for the
-    intervals (None: it adds none)."""
+class _Pooled:
+    """Some answers of a block, ready to be added to a slice: their counts (a matrix over the
+    index's keys), their distinct key tuples in first-come order, their macro values and votes
+    (over `MACRO_NAMES`), and their rows for the intervals (None: intervals off)."""
 
-    keys: tuple[str, ...]
-    key_set: frozenset[str]
     counts: np.ndarray
+    keys: list[tuple[str, ...]]
     macro_values: np.ndarray
     macro_votes: np.ndarray
-    interval_row: array | None  # a judged answer's `_interval_row`
-    structural_row: array | None  # its `STRUCTURAL_INTERVAL_KEYS` counts, when not all zero
-
-
-def answer_totals(counts: Counter[str], index: CountIndex, *, intervals: bool = True) -> _AnswerTotals:
-    """An answer's counts ready to be pooled into slices (`intervals`: with its interval rows)."""
-    vector = index.vector(counts)
-    macro, votes = macro_vector(vector[_NUMERATOR_AT], vector[_DENOMINATOR_AT])
-    interval_row = structural_row = None
-    if intervals:
-        if counts.get("selected_answers"):  # one cluster per judged answer
-            interval_row = _interval_row(vector, macro)
-        structural = vector[_STRUCTURAL_AT]
-        if structural.any():
-            structural_row = _doubles(structural)
-    return _AnswerTotals(tuple(counts), frozenset(counts), vector, macro, votes, interval_row, structural_row)
-
-
-def _doubles(vector: np.ndarray) -> array:
-    """A vector as an array of doubles (what `ClusterTotals.add` copies without conversion)."""
-    out = array("d")
-    out.frombytes(vector.astype(np.float64).tobytes())
-    return out
+    interval_rows: np.ndarray | None  # the judged answers' `JUDGED_COUNT_KEYS` counts, then `JUDGED_MACRO_NAMES` values
+    structural_rows: np.ndarray | None  # `STRUCTURAL_INTERVAL_KEYS` counts of the answers where they are not all zero
 
 
 @dataclass
@@ -157,22 +159,25 @@ class _SliceAccumulator:
     every: ClusterTotals | None = None  # sums over every answer: the structural metrics' intervals
     _counts: Counter[str] | None = None  # `counts`, until the next add
 
-    def add(self, answer: _AnswerTotals) -> None:
-        """Pool an answer's totals (`answer_totals`, with this slice's `index`)."""
-        if len(self.totals) < len(answer.counts):  # keys first seen since the slice's last answer
-            self.totals = np.concatenate([self.totals, np.zeros(len(answer.counts) - len(self.totals), np.int64)])
-        self.totals[:len(answer.counts)] += answer.counts
-        if not answer.key_set <= self.key_set:
-            new = [key for key in answer.keys if key not in self.key_set]
-            self.keys.extend(new)
-            self.key_set.update(new)
+    def add(self, pooled: _Pooled) -> None:
+        """Pool answers' totals (`_Pooled`, over this slice's `index`)."""
+        width = pooled.counts.shape[1]
+        if len(self.totals) < width:  # keys first seen since the slice's last answers
+            self.totals = np.concatenate([self.totals, np.zeros(width - len(self.totals), np.int64)])
+        self.totals[:width] += pooled.counts.sum(axis=0)
+        for keys in pooled.keys:
+            if not self.key_set.issuperset(keys):
+                new = [key for key in keys if key not in self.key_set]
+                self.keys.extend(new)
+                self.key_set.update(new)
         self._counts = None
-        self.macro_sums += answer.macro_values
-        self.macro_counts += answer.macro_votes
-        if self.spread is not None and answer.interval_row is not None:
-            self.spread.add(answer.interval_row)
-        if self.every is not None and answer.structural_row is not None:
-            self.every.add(answer.structural_row)
+        # added to the running sum one answer after the other (numpy reduces over rows in order)
+        self.macro_sums = np.concatenate([self.macro_sums[None, :], pooled.macro_values]).sum(axis=0)
+        self.macro_counts += pooled.macro_votes.sum(axis=0)
+        if self.spread is not None and pooled.interval_rows is not None and len(pooled.interval_rows):
+            self.spread.add_rows(pooled.interval_rows)
+        if self.every is not None and pooled.structural_rows is not None and len(pooled.structural_rows):
+            self.every.add_rows(pooled.structural_rows)
 
     def state(self) -> dict[str, Any]:
         """The slice's totals as plain lists (JSON), for `merge` into another accumulator's slice."""
@@ -270,15 +275,6 @@ class _SliceAccumulator:
         return dict(zip(names, proportion_intervals(*zip(*args, strict=True)), strict=True))
 
 
-def _interval_row(vector: np.ndarray, macro: np.ndarray) -> array:
-    """One judged answer's row for the intervals: its `JUDGED_COUNT_KEYS` counts (of its
-    `CountIndex` vector), then its `JUDGED_MACRO_NAMES` values (of its `macro_vector`; a macro
-    value the answer lacks is 0: its square adds nothing, and the slice counts only the answers
-    that have one)."""
-    # an array of doubles: built once per answer, copied into every slice's buffer without conversion
-    return _doubles(np.concatenate([vector[_JUDGED_COUNT_AT], macro[_JUDGED_MACRO_AT]]))
-
-
 def interval_json(ci: Interval | None) -> dict[str, float | None]:
     """`ci_low` and `ci_high` of an interval, both None for none (a null value, or not judged)."""
     return {"ci_low": None if ci is None else ci.low, "ci_high": None if ci is None else ci.high}
@@ -304,6 +300,8 @@ class MetricAccumulator:
         self.cap = cap
         self._slices: dict[tuple[str, str], _SliceAccumulator] = {}
         self._index = CountIndex()  # the count keys' positions, shared by the slices
+        self._block = _Block()  # answers not yet pooled (`_pool`): every read pools them first
+        self._key_ids: dict[tuple[str, ...], int] = {}  # each distinct key tuple an answer had
 
     def _acc(self, name: str, value: str) -> _SliceAccumulator:
         key = (name, value)
@@ -315,19 +313,20 @@ class MetricAccumulator:
         return acc
 
     def add(self, scored: ScoredTurn) -> Counter[str]:
+        """Count an answer (returned) and hold it for its slices: pooled a block at a time."""
         counts = turn_counts(scored)
-        answer = answer_totals(counts, self._index, intervals=self.intervals)
-        self._acc("all", "all").add(answer)
+        answer = self._hold(counts)
+        self._join("all", "all", answer)
         attrs = scored.structured.turn.attributes
         keys = self.config.slice_attributes or tuple(attrs)
         cap = self.cap
         for key in keys:
             if key in attrs:
                 value = attrs[key] if cap is None else cap.value(key, attrs[key])
-                self._acc(f"attribute:{key}", value).add(answer)
-        self._acc(LANGUAGE_SLICE, scored.structured.language).add(answer)
+                self._join(f"attribute:{key}", value, answer)
+        self._join(LANGUAGE_SLICE, scored.structured.language, answer)
         verdicts = scored.verdicts
-        self._acc("answer_length", length_bucket(len(verdicts), self.config.length_buckets)).add(answer)
+        self._join("answer_length", length_bucket(len(verdicts), self.config.length_buckets), answer)
         turn = scored.structured.turn
         # a sentence slice holding every sentence has the answer's own counts (no answer-level extras)
         plain = not turn.pointer_problems and turn.answer_format == "markers"
@@ -338,17 +337,65 @@ class MetricAccumulator:
                 if not subset:
                     continue
                 if plain and len(subset) == len(verdicts):
-                    self._acc(name, value).add(answer)
+                    self._join(name, value, answer)
                 else:
-                    self._acc(name, value).add(answer_totals(sentence_counts(scored, subset, whole=False),
-                                                             self._index, intervals=self.intervals))
+                    self._join(name, value, self._hold(sentence_counts(scored, subset, whole=False)))
+        if len(self._block.rows) >= PENDING_ROWS:
+            self._pool()
         return counts
+
+    def _hold(self, counts: Counter[str]) -> int:
+        """Add an answer's (or a sentence slice's) counts to the block; its position there."""
+        block = self._block
+        block.rows.append(self._index.row(counts))
+        block.key_ids.append(self._key_ids.setdefault(tuple(counts), len(self._key_ids)))
+        return len(block.rows) - 1
+
+    def _join(self, name: str, value: str, position: int) -> None:
+        """The held answer at `position` goes to slice (name, value)."""
+        members = self._block.members.get((name, value))
+        if members is None:
+            members = self._block.members[(name, value)] = []
+        members.append(position)
+
+    def _pool(self) -> None:
+        """Add the held answers to their slices: one matrix of counts, the macro votes and the
+        interval rows computed for all of them at once, each slice's share summed in one step."""
+        block = self._block
+        if not block.rows:
+            return
+        self._block = _Block()
+        width = len(self._index.keys)
+        counts = np.array([row + [0] * (width - len(row)) for row in block.rows])
+        if counts.dtype.kind not in "biu":
+            bad = next(row for row in block.rows if any(not isinstance(n, int | np.integer) for n in row))
+            raise TypeError(f"metric counts are whole numbers; got {dict(zip(self._index.keys, bad, strict=False))}")
+        counts = counts.astype(np.int64, copy=False)
+        macro, votes = macro_vector(counts[:, _NUMERATOR_AT], counts[:, _DENOMINATOR_AT])
+        interval_rows = structural = judged = has_structural = None
+        if self.intervals:  # one cluster per judged answer; the structural sums over answers with any
+            judged = counts[:, self._index.positions["selected_answers"]] > 0
+            interval_rows = np.concatenate([counts[:, _JUDGED_COUNT_AT], macro[:, _JUDGED_MACRO_AT]], axis=1)
+            structural = counts[:, _STRUCTURAL_AT].astype(np.float64)
+            has_structural = structural.any(axis=1)
+        tuples = list(self._key_ids)
+        key_ids = np.array(block.key_ids)
+        for (name, value), members in block.members.items():
+            at = np.array(members)
+            ids = dict.fromkeys(key_ids[at].tolist())
+            rows = intervals = None
+            if interval_rows is not None:
+                intervals = interval_rows[at[judged[at]]]
+                rows = structural[at[has_structural[at]]]
+            self._acc(name, value).add(_Pooled(counts[at], [tuples[i] for i in ids], macro[at], votes[at],
+                                               intervals, rows))
 
     def state(self) -> dict[str, Any]:
         """Every slice's totals as plain lists (JSON): a shard's partial state of the day, which
         `merge` adds into the day's accumulator. Counts add exactly; the macro sums (and the
         intervals' sums of squared macro values) are float sums, equal to a single pass to about
         1e-15 relative, whatever the partition."""
+        self._pool()
         return {"intervals": self.intervals,
                 "slices": [[name, value, acc.state()] for (name, value), acc in self._slices.items()]}
 
@@ -356,6 +403,7 @@ class MetricAccumulator:
         """Add another accumulator's `state` (a shard's answers) into this one."""
         if bool(state["intervals"]) != self.intervals:
             raise ValueError("cannot merge an accumulator's state with intervals into one without, or back")
+        self._pool()
         for name, value, slice_state in state["slices"]:
             self._acc(name, value).merge(slice_state)
 
@@ -368,12 +416,14 @@ class MetricAccumulator:
         return slices
 
     def counts(self, slice_name: str = "all", slice_value: str = "all") -> Counter[str]:
+        self._pool()
         acc = self._slices.get((slice_name, slice_value))
         return Counter(acc.counts) if acc else Counter()
 
     def summary(self) -> dict[str, dict[str, Any]]:
         """Overall values per averaging, plus `intervals`: averaging → judged metric →
         {"ci_low", "ci_high"} (both null where the value is null)."""
+        self._pool()
         acc = self._slices.get(("all", "all")) or _SliceAccumulator()
         spans = {"micro": acc.micro_intervals(), "macro": acc.macro_intervals()}
         micro = acc.micro()
@@ -384,6 +434,7 @@ class MetricAccumulator:
 
     def rows(self) -> list[dict[str, Any]]:
         """Long rows: one per (slice, metric, averaging), as the daily metrics table stores them."""
+        self._pool()
         out: list[dict[str, Any]] = []
         for (slice_name, slice_value), acc in sorted(self._slices.items()):
             sentence_slice = slice_name in SENTENCE_SLICES

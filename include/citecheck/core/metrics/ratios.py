@@ -57,20 +57,24 @@ _HARMONIC_POSITIONS = tuple((MACRO_NAMES.index(name), MACRO_NAMES.index(a), MACR
 
 
 def macro_vector(numerators: np.ndarray, denominators: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """One answer's macro votes over `MACRO_NAMES`, from its counts of `MACRO_NUMERATORS` and
-    `MACRO_DENOMINATORS` (in the registry's order): (values, 1 where the answer has a value, else
-    0; a missing value is 0.0). A value is numerator × scale / denominator where the denominator
-    is not 0, as `ratios` computes it; a harmonic mean (F1) where both its metrics have one."""
-    values = np.zeros(len(MACRO_NAMES))
-    votes = np.zeros(len(MACRO_NAMES), dtype=np.int64)
+    """An answer's macro votes over `MACRO_NAMES`, from its counts of `MACRO_NUMERATORS` and
+    `MACRO_DENOMINATORS` (in the registry's order; the last axis, so a matrix gives one row per
+    answer): (values, 1 where the answer has a value, else 0; a missing value is 0.0). A value is
+    numerator × scale / denominator where the denominator is not 0, as `ratios` computes it; a
+    harmonic mean (F1, `f1_value`'s rule element by element) where both its metrics have one."""
+    shape = (*np.shape(numerators)[:-1], len(MACRO_NAMES))
+    values = np.zeros(shape)
+    votes = np.zeros(shape, dtype=np.int64)
     n = len(_METRIC_TABLE)
     has = denominators != 0
-    np.divide(numerators * _SCALES, denominators, out=values[:n], where=has)
-    votes[:n] = has
+    np.divide(numerators * _SCALES, denominators, out=values[..., :n], where=has)
+    votes[..., :n] = has
     for i, a, b in _HARMONIC_POSITIONS:
-        if votes[a] and votes[b]:
-            values[i] = f1_value(float(values[a]), float(values[b]))
-            votes[i] = 1
+        recall, precision = values[..., a], values[..., b]
+        both = (votes[..., a] & votes[..., b]).astype(bool)
+        total = precision + recall
+        np.divide(2 * precision * recall, total, out=values[..., i], where=both & (total != 0))
+        votes[..., i] = both
     return values, votes
 
 
