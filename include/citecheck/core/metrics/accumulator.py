@@ -88,22 +88,14 @@ class CountIndex:
 
     def vector(self, counts: Mapping[str, int]) -> np.ndarray:
         """`counts` as a vector over the keys seen so far (its new keys placed at the end)."""
-        positions = self.positions
-        for key in counts:
-            if key not in positions:
-                positions[key] = len(self.keys)
-                self.keys.append(key)
-        values = [0] * len(self.keys)
-        for key, n in counts.items():
-            values[positions[key]] = n
-        vector = np.array(values)
+        vector = np.array(self.row(counts))
         if vector.dtype.kind not in "biu":
             raise TypeError(f"metric counts are whole numbers; got {vector.dtype} values in {dict(counts)}")
         return vector.astype(np.int64, copy=False)
 
     def row(self, counts: Mapping[str, int]) -> list[int]:
-        """`counts` as a list over the keys seen so far (`vector` without numpy: one answer of a
-        block that `MetricAccumulator` pools at once)."""
+        """`counts` as a list over the keys seen so far (its new keys placed at the end): one
+        answer of a block that `MetricAccumulator` pools at once."""
         positions = self.positions
         for key in counts:
             if key not in positions:
@@ -383,12 +375,12 @@ class MetricAccumulator:
         for (name, value), members in block.members.items():
             at = np.array(members)
             ids = dict.fromkeys(key_ids[at].tolist())
-            rows = intervals = None
+            judged_rows = structural_rows = None
             if interval_rows is not None:
-                intervals = interval_rows[at[judged[at]]]
-                rows = structural[at[has_structural[at]]]
+                judged_rows = interval_rows[at[judged[at]]]
+                structural_rows = structural[at[has_structural[at]]]
             self._acc(name, value).add(_Pooled(counts[at], [tuples[i] for i in ids], macro[at], votes[at],
-                                               intervals, rows))
+                                               judged_rows, structural_rows))
 
     def state(self) -> dict[str, Any]:
         """Every slice's totals as plain lists (JSON): a shard's partial state of the day, which
