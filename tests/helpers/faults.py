@@ -46,8 +46,9 @@ def terminate_backends(url: str) -> list[int]:
 @dataclass
 class DropConnection:
     """On the `nth` statement of `step` matching `pattern` (an executed statement or a bulk
-    `COPY`; or at that step's `nth` commit when `pattern` is None), terminate the warehouse's backends, then let the statement run into
-    the dead connection: the job sees what a warehouse restart or a network cut gives it."""
+    `COPY`; or at that step's `nth` commit when `pattern` is None), terminate the warehouse's
+    backends, then let the statement run into the dead connection: the job sees what a warehouse
+    restart or a network cut gives it."""
 
     step: str
     pattern: str | None

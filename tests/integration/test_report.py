@@ -224,6 +224,29 @@ def test_the_days_alerts_and_suggestions_are_shown(published):
         assert ", ".join(s["suggested_labels"]) in page
 
 
+def test_a_day_with_many_suggestions_lists_the_first_and_counts_them_all(published, monkeypatch):
+    from collections import Counter
+
+    import citecheck.report.data as report_data
+    from citecheck.warehouse.read_model import day_suggestions, suggestion_counts
+
+    day = DAYS[-1]
+    every = day_suggestions(published, day)
+    counts = suggestion_counts(published, day)
+    assert {kind: n["suggestions"] for kind, n in counts.items()} == Counter(s["kind"] for s in every)
+    assert {kind: n["automatic"] for kind, n in counts.items()} == {
+        kind: sum(1 for s in every if s["kind"] == kind and s["auto_apply"]) for kind in counts}
+    assert day_suggestions(published, day, limit=1) == every[:1]
+    monkeypatch.setattr(report_data, "SUGGESTIONS_SHOWN", 1)  # a large day: more than the page lists
+    page = build_report(published, day, trend_days=7)
+    assert page.count('<tr class="suggestion">') == 1
+    shown = re.search(r'<p id="suggestion-counts">(.*?)</p>', page, re.S).group(1)
+    assert f"{len(every):,} suggestion" in shown
+    for kind, n in counts.items():
+        assert f"{kind} {n['suggestions']:,} ({n['automatic']:,} automatic)" in shown
+    assert (f"citecheck suggestions --day {day}" in shown) == (len(every) > 1)
+
+
 def test_a_stored_report_is_replaced_by_a_rerun(published):
     day = DAYS[-1]
     index = report_index(published)

@@ -38,6 +38,9 @@ READER_METRICS = in_report(READERS)
 UNCHECKED_METRICS = in_report(UNCHECKED)  # unjudged sentences, then each reason counted apart
 POINTER_PROBLEM_PREFIX = "pointer_problem_rate_"
 UNRESOLVED_EVENT_PREFIX = "unresolved_event_share_"  # + a reason (`core.reader_events.UNRESOLVED_REASONS`)
+# re-cite suggestions listed on the page: a large day has hundreds of thousands (their counts by kind
+# are shown; `citecheck suggestions --day` exports them all)
+SUGGESTIONS_SHOWN = 100
 MICRO = ("micro",)  # the report charts micro rows (pooled sentences)
 GENERIC_RULES_METRIC = "language_rules_generic_share"  # named per language under "What could not be checked"
 
@@ -79,7 +82,9 @@ class ReportData:
     reader: list[dict[str, Any]] = field(default_factory=list)  # the reader-event metrics (null: none logged)
     # reader events that name no citation of their answer, by reason (`unresolved_event_share_<reason>` > 0)
     unresolved_events: list[dict[str, Any]] = field(default_factory=list)
-    suggestions: list[dict[str, Any]] = field(default_factory=list)
+    suggestions: list[dict[str, Any]] = field(default_factory=list)  # the first `SUGGESTIONS_SHOWN`
+    # the day's suggestions by kind: {kind: {"suggestions", "automatic"}}
+    suggestion_counts: dict[str, dict[str, int]] = field(default_factory=dict)
     judge_quality: dict[str, Any] | None = None
     interval_columns: tuple[str, ...] = ()
     native: list[dict[str, Any]] = field(default_factory=list)  # native-citation metrics with a count
@@ -157,7 +162,8 @@ def gather(engine: Engine, day: dt.date, trend_days: int = 28, *, flagged_limit:
                            if m.startswith(UNRESOLVED_EVENT_PREFIX) and r["numerator"]],
         flagged=[FlaggedSentence(r, evidence_for(r, passages.get(r["turn_id"], {}))) for r in flagged],
         alerts=read_model.alerts_between(engine, day, day),
-        suggestions=read_model.day_suggestions(engine, day),
+        suggestions=read_model.day_suggestions(engine, day, limit=SUGGESTIONS_SHOWN),
+        suggestion_counts=read_model.suggestion_counts(engine, day),
         judge_quality=read_model.judge_quality_for(engine, day),
         interval_columns=T.METRIC_INTERVAL_COLUMNS,
         native=native,

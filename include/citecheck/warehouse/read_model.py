@@ -244,16 +244,28 @@ def skipped_reasons(engine: Engine, day: dt.date, limit: int = 10) -> list[dict[
         return [dict(r) for r in conn.execute(query).mappings()]
 
 
-def day_suggestions(engine: Engine, day: dt.date) -> list[dict[str, Any]]:
-    """The day's published re-cite suggestions, by turn and sentence; `day` as an ISO date."""
+def day_suggestions(engine: Engine, day: dt.date, limit: int | None = None) -> list[dict[str, Any]]:
+    """The day's published re-cite suggestions, by turn and sentence (the first `limit` of them;
+    None: all); `day` as an ISO date."""
     s = T.recite_suggestions.c
-    query = sa.select(*[s[c] for c in SUGGESTION_COLUMNS]).where(s.day == day).order_by(s.turn_id, s.sentence_index)
+    query = sa.select(*[s[c] for c in SUGGESTION_COLUMNS]).where(s.day == day).order_by(
+        s.turn_id, s.sentence_index).limit(limit)
     with engine.connect() as conn:
         rows = [dict(r) for r in conn.execute(query).mappings()]
     for row in rows:
         row["day"] = row["day"].isoformat()
         row["auto_apply"] = bool(row["auto_apply"])
     return rows
+
+
+def suggestion_counts(engine: Engine, day: dt.date) -> dict[str, dict[str, int]]:
+    """The day's published re-cite suggestions counted by kind: {kind: {"suggestions", "automatic"}}
+    (`automatic`: those safe to apply without review), kinds in name order."""
+    s = T.recite_suggestions.c
+    automatic = sa.func.sum(sa.case((s.auto_apply.is_(True), 1), else_=0))
+    query = sa.select(s.kind, sa.func.count(), automatic).where(s.day == day).group_by(s.kind).order_by(s.kind)
+    with engine.connect() as conn:
+        return {kind: {"suggestions": int(n), "automatic": int(auto or 0)} for kind, n, auto in conn.execute(query)}
 
 
 def alerts_between(engine: Engine, day_from: dt.date, day_to: dt.date) -> list[dict[str, Any]]:
