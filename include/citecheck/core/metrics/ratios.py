@@ -6,6 +6,7 @@ per-answer values that macro averaging votes with."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -24,9 +25,13 @@ def ratios(counts: Mapping[str, float]) -> dict[str, Ratio]:
     return out
 
 
-def f1_value(recall: float, precision: float) -> float:
-    """THE F1 rule: the harmonic mean 2PR / (P + R), 0 when both are 0."""
-    return 0.0 if recall + precision == 0 else 2 * precision * recall / (precision + recall)
+def f1_value(recall: Any, precision: Any) -> Any:
+    """THE F1 rule: the harmonic mean 2PR / (P + R), 0 when both are 0; on two floats a float, on
+    two arrays the rule element by element (the same arithmetic, so the same bits)."""
+    if np.ndim(recall) == 0 and np.ndim(precision) == 0:
+        return 0.0 if recall + precision == 0 else 2 * precision * recall / (precision + recall)
+    total = precision + recall
+    return np.divide(2 * precision * recall, total, out=np.zeros(np.shape(total)), where=total != 0)
 
 
 def f1(recall: Ratio, precision: Ratio) -> Ratio:
@@ -61,7 +66,7 @@ def macro_vector(numerators: np.ndarray, denominators: np.ndarray) -> tuple[np.n
     `MACRO_DENOMINATORS` (in the registry's order; the last axis, so a matrix gives one row per
     answer): (values, 1 where the answer has a value, else 0; a missing value is 0.0). A value is
     numerator × scale / denominator where the denominator is not 0, as `ratios` computes it; a
-    harmonic mean (F1, `f1_value`'s rule element by element) where both its metrics have one."""
+    harmonic mean (`f1_value`) where both its metrics have one."""
     shape = (*np.shape(numerators)[:-1], len(MACRO_NAMES))
     values = np.zeros(shape)
     votes = np.zeros(shape, dtype=np.int64)
@@ -70,10 +75,8 @@ def macro_vector(numerators: np.ndarray, denominators: np.ndarray) -> tuple[np.n
     np.divide(numerators * _SCALES, denominators, out=values[..., :n], where=has)
     votes[..., :n] = has
     for i, a, b in _HARMONIC_POSITIONS:
-        recall, precision = values[..., a], values[..., b]
         both = (votes[..., a] & votes[..., b]).astype(bool)
-        total = precision + recall
-        np.divide(2 * precision * recall, total, out=values[..., i], where=both & (total != 0))
+        values[..., i] = np.where(both, f1_value(values[..., a], values[..., b]), 0.0)
         votes[..., i] = both
     return values, votes
 

@@ -91,9 +91,7 @@ def _write_source(engine: Engine, batch: list[tuple[dict[str, Any], list[dict[st
         conn.execute(T.source_passages.delete().where(T.source_passages.c.turn_id.in_(ids)))
         conn.execute(T.source_turns.delete().where(T.source_turns.c.turn_id.in_(ids)))
         bulk_insert(conn, T.source_turns, [{**row, "load_id": load_id, "loaded_at": loaded_at} for row, _ in batch])
-        passages = [p for _, ps in batch for p in ps]
-        if passages:
-            bulk_insert(conn, T.source_passages, passages)
+        bulk_insert(conn, T.source_passages, [p for _, ps in batch for p in ps])
         if moves:
             conn.execute(T.source_turn_moves.insert(), moves)
     written.update(ids)
