@@ -84,12 +84,13 @@ def test_the_recorded_and_llm_splitters_split_any_language():
 
 
 def test_the_count_survives_staging():
-    from citecheck.warehouse.serialize import structured_from_dict, structured_to_dict
+    from citecheck.warehouse.engine import json_text
+    from citecheck.warehouse.serialize import structured_from_json
 
     st = _structured(_turn("t", "fr", FRENCH))
-    data = json.loads(json.dumps(structured_to_dict(st)))
-    assert data["claim_splits_unsupported_language"] == 1
-    assert structured_from_dict(data) == st
+    text = json_text(st)
+    assert json.loads(text)["claim_splits_unsupported_language"] == 1
+    assert structured_from_json(text) == st
 
 
 def _write_inputs(tmp_path, turns: list[dict], judgments: list[dict]) -> list[str]:

@@ -1,6 +1,6 @@
-"""A judgment as staged (`warehouse.serialize.judgment_to_dict`, built field by field for the judge
-shards' speed) is exactly what `dataclasses.asdict` gives: same keys and order, same values, same
-container types, so the staged JSON does not change; what is not plain data goes through asdict."""
+"""A judgment as staged: the dataclass as msgspec writes it (`warehouse.engine.json_text`: the
+keys, order and values `dataclasses.asdict` gives), read straight back into the same dataclass
+(`warehouse.serialize.judgments_of_row`); a claims mode's claims of one sentence in one value."""
 
 from __future__ import annotations
 
@@ -15,19 +15,9 @@ from citecheck.core.model import Judgment, unjudged
 from citecheck.core.pipeline import score
 from citecheck.core.turns import turn_from_dict
 from citecheck.judges import judge_from_spec
-from citecheck.warehouse.serialize import judgment_from_dict, judgment_to_dict
+from citecheck.warehouse.engine import json_text
+from citecheck.warehouse.serialize import judgment_rows, judgments_of_row
 from helpers import load_fixture
-
-
-def _same(a, b) -> bool:
-    """Equal, and of the same type at every level (a tuple is not a list here)."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, list | tuple):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    return a == b
 
 
 @dataclass(frozen=True)
@@ -50,25 +40,40 @@ HAND_MADE = [
              judge="cascade", judge_version="nli:1+llm:2",
              detail={"escalation": "sample",
                      "llm": {"status": "ok", "verdict": "supported", "spans": [[0, 4], [9, 12]]},
-                     "first_stage": {"supported": True, "scores": (0.9, 0.2), "premise": None}}),
+                     "first_stage": {"supported": True, "scores": [0.9, 0.2], "premise": None}}),
 ]
 
 
+def _staged(key, judgment):
+    [(staged_key, value)] = judgment_rows([(key, judgment)])
+    return staged_key, json_text(value)
+
+
 @pytest.mark.parametrize("judgment", [*HAND_MADE, *_judged_orbit()])
-def test_staged_judgment_is_what_asdict_gives(judgment):
-    staged = judgment_to_dict(judgment)
-    assert _same(staged, dataclasses.asdict(judgment))
-    assert json.dumps(staged) == json.dumps(dataclasses.asdict(judgment))
-    assert judgment_from_dict(json.loads(json.dumps(staged))).elsewhere == judgment.elsewhere
+def test_a_staged_judgment_reads_back_as_itself(judgment):
+    key, text = _staged(("t1", 3), judgment)
+    assert key == ("t1", 3)
+    assert list(json.loads(text)) == [f.name for f in dataclasses.fields(Judgment)]
+    assert json.loads(text) == json.loads(json.dumps(dataclasses.asdict(judgment)))
+    [(read_key, read)] = judgments_of_row("t1", 3, text)
+    assert read_key == ("t1", 3) and read == judgment and type(read.elsewhere) is tuple
 
 
 def test_the_orbit_day_has_judgments_to_compare():
     assert len(_judged_orbit()) > 5
 
 
-def test_what_is_not_plain_data_goes_through_asdict():
-    judgment = Judgment(detail={"span": _Span(1, 5), "labels": {"S1"}})
-    staged = judgment_to_dict(judgment)
-    assert staged == dataclasses.asdict(judgment)
-    assert staged["detail"]["span"] == {"start": 1, "end": 5}  # a dataclass inside becomes a dict, as asdict does
-    assert staged["detail"] is not judgment.detail
+def test_a_sentences_claims_are_one_staged_value_and_read_back_by_claim():
+    first, second = HAND_MADE[2], HAND_MADE[1]
+    [(key, value)] = judgment_rows([(("t1", 2, 0), first), (("t1", 2, 1), second)])
+    text = json_text(value)
+    assert key == ("t1", 2) and list(json.loads(text)) == ["claims"]
+    assert judgments_of_row("t1", 2, text) == [(("t1", 2, 0), first), (("t1", 2, 1), second)]
+
+
+def test_a_value_inside_detail_that_is_not_plain_data_is_written_as_asdict_would():
+    judgment = Judgment(detail={"span": _Span(1, 5), "labels": ["S1"]})
+    _, text = _staged(("t", 0), judgment)
+    assert json.loads(text)["detail"] == {"span": {"start": 1, "end": 5}, "labels": ["S1"]}
+    [(_, read)] = judgments_of_row("t", 0, text)
+    assert read.detail["span"] == {"start": 1, "end": 5}

@@ -193,6 +193,18 @@ def chunked(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
         yield chunk
 
 
+def in_parameter(column: sa.ColumnElement[Any], name: str, dialect: sa.Dialect) -> sa.ColumnElement[bool]:
+    """`column IN :name`, the list bound when the statement runs: on PostgreSQL `column =
+    ANY(:name)`, one array parameter (an IN list of a chunk's thousands of ids is thousands of
+    parameters that SQLAlchemy renders and psycopg parses again for every statement); elsewhere
+    an expanding IN list (the caller bounds its size)."""
+    if dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import ARRAY
+
+        return column == sa.any_(sa.bindparam(name, type_=ARRAY(column.type)))
+    return column.in_(sa.bindparam(name, expanding=True))
+
+
 def bulk_insert(conn: sa.Connection, table: sa.Table, rows: Sequence[Mapping[str, Any]]) -> int:
     """Insert many rows in the connection's transaction the warehouse's fastest way: on PostgreSQL
     one `COPY … FROM STDIN` through psycopg, each value as an INSERT would bind it (`_copy_value`);

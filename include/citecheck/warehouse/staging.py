@@ -18,17 +18,22 @@ from sqlalchemy.engine import Connection, Engine
 from citecheck.core.model import Judgment, JudgmentKey, StructuredTurn
 from citecheck.core.turns import Skipped
 from citecheck.warehouse import tables as T
-from citecheck.warehouse.engine import bulk_insert
+from citecheck.warehouse.engine import bulk_insert, in_parameter
 from citecheck.warehouse.locks import fenced
 from citecheck.warehouse.serialize import (
     jsonable,
     judgment_rows,
     judgments_of_row,
-    structured_from_dict,
-    structured_to_dict,
+    structured_from_json,
 )
 
 FIRST, FINAL = "first", "final"  # judge stages (the `stage` column): the first-stage judge, the LLM over it
+
+
+def as_text(column: sa.ColumnElement[Any]) -> sa.ColumnElement[str]:
+    """A JSON column read as its stored text (decoded by `serialize` into the dataclasses it holds,
+    not into dicts by the driver)."""
+    return sa.cast(column, sa.Text)
 
 
 def reset(engine: Engine, run_id: str, tables: Sequence[sa.Table]) -> None:
@@ -67,7 +72,7 @@ def stage_structured(engine: Engine, run_id: str, turns: Iterable[tuple[Structur
     """One transaction: structured turns as (turn, shard, selected), and the turns skipped (by
     the structural step of `shard`)."""
     rows = [{"run_id": run_id, "turn_id": st.turn_id, "shard": shard, "selected": selected,
-             "structured": structured_to_dict(st)} for st, shard, selected in turns]
+             "structured": st} for st, shard, selected in turns]
     with fenced(engine, run_id) as conn:
         bulk_insert(conn, T.stage_turns, rows)
         record_skips(conn, run_id, skipped, shard)
@@ -99,7 +104,7 @@ def restage_turns(engine: Engine, run_id: str, turns: Sequence[StructuredTurn]) 
     stmt = T.stage_turns.update().where(c.run_id == run_id, c.turn_id == sa.bindparam("b_turn_id")).values(
         structured=sa.bindparam("b_structured"))
     with fenced(engine, run_id) as conn:
-        return conn.execute(stmt, [{"b_turn_id": st.turn_id, "b_structured": structured_to_dict(st)}
+        return conn.execute(stmt, [{"b_turn_id": st.turn_id, "b_structured": st}
                                    for st in turns]).rowcount
 
 
@@ -114,7 +119,7 @@ def staged_turns(engine: Engine, run_id: str, *, shard: int | None = None, selec
                  chunk: int = 500) -> Iterator[list[tuple[StructuredTurn, bool]]]:
     """The run's structured turns as (turn, selected), in turn id order, `chunk` at a time."""
     c = T.stage_turns.c
-    q = sa.select(c.structured, c.selected).where(c.run_id == run_id)
+    q = sa.select(as_text(c.structured), c.selected).where(c.run_id == run_id)
     if shard is not None:
         q = q.where(c.shard == shard)
     if selected_only:
@@ -123,7 +128,7 @@ def staged_turns(engine: Engine, run_id: str, *, shard: int | None = None, selec
     with engine.connect() as conn:
         result = conn.execution_options(yield_per=chunk).execute(q)
         while rows := result.fetchmany(chunk):
-            yield [(structured_from_dict(r[0]), bool(r[1])) for r in rows]
+            yield [(structured_from_json(r[0]), bool(r[1])) for r in rows]
 
 
 def drop_judgments(engine: Engine, run_id: str, *, judge_stage: str | None = None, shard: int | None = None) -> None:
@@ -152,30 +157,33 @@ def stage_judgments(engine: Engine, run_id: str, judge_stage: str, judged: Itera
     return len(judged)
 
 
-def staged_judgments(engine: Engine, run_id: str, judge_stage: str, turn_range: tuple[str, str] | None = None,
-                     *, turn_ids: Sequence[str] | None = None) -> dict[JudgmentKey, Judgment]:
+def staged_judgments(engine: Engine, run_id: str, judge_stage: str, turn_range: tuple[str, str] | None = None
+                     ) -> dict[JudgmentKey, Judgment]:
     """Staged judgments of one stage, keyed (turn, sentence): of the run, or of the turns from
     `turn_range[0]` to `turn_range[1]` (a chunk of `staged_turns`, which is ordered by turn id,
     so the range holds exactly the chunk's turns, compared in the database's own collation)."""
     c = T.stage_judgments.c
-    q = sa.select(c.turn_id, c.sentence_index, c.judgment).where(c.run_id == run_id, c.stage == judge_stage)
+    q = sa.select(c.turn_id, c.sentence_index, as_text(c.judgment)).where(c.run_id == run_id, c.stage == judge_stage)
     if turn_range is not None:
         q = q.where(c.turn_id >= turn_range[0], c.turn_id <= turn_range[1])
-    if turn_ids is not None:  # a shard's turn ids interleave with the others': only its own are read and decoded
-        q = q.where(c.turn_id.in_(sa.bindparam("turn_ids", list(turn_ids), expanding=True)))
     with engine.connect() as conn:
         return {key: j for r in conn.execute(q) for key, j in judgments_of_row(r[0], r[1], r[2])}
 
 
 def deciding_judgments(engine: Engine, run_id: str, turn_ids: Sequence[str]) -> dict[JudgmentKey, Judgment]:
     """The deciding judgment of each sentence of a chunk's turns (given in turn id order): the
-    final stage (LLM) over the first; only those turns' (a shard's chunk spans other shards' ids)."""
+    final stage (LLM) over the first; only those turns' (a shard's chunk spans other shards' ids),
+    in one query."""
     if not turn_ids:
         return {}
-    span = (turn_ids[0], turn_ids[-1])
-    judgments = staged_judgments(engine, run_id, FIRST, span, turn_ids=turn_ids)
-    judgments.update(staged_judgments(engine, run_id, FINAL, span, turn_ids=turn_ids))
-    return judgments
+    c = T.stage_judgments.c
+    with engine.connect() as conn:
+        q = (sa.select(c.turn_id, c.sentence_index, as_text(c.judgment))
+             .where(c.run_id == run_id, c.stage.in_((FIRST, FINAL)), c.turn_id >= turn_ids[0],
+                    c.turn_id <= turn_ids[-1], in_parameter(c.turn_id, "turn_ids", conn.dialect))
+             .order_by(sa.case((c.stage == FINAL, 1), else_=0)))  # the final stage read last, so it wins
+        return {key: j for r in conn.execute(q, {"turn_ids": list(turn_ids)})
+                for key, j in judgments_of_row(r[0], r[1], r[2])}
 
 
 # The judge's detail in a sentence row (`core.records.sentence_row`), stored as plain JSON.

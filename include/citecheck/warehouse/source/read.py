@@ -18,7 +18,7 @@ from citecheck.core.formats import NATIVE_FIELDS
 from citecheck.core.reader_events import ReaderEvent
 from citecheck.core.turns import attribute_text
 from citecheck.warehouse import tables as T
-from citecheck.warehouse.engine import chunked, read_sql
+from citecheck.warehouse.engine import chunked, in_parameter, read_sql
 
 
 def day_bounds(day: dt.date, timezone: str = "UTC") -> tuple[dt.datetime, dt.datetime]:
@@ -80,6 +80,8 @@ def extract_day_chunks(conn: Connection, day: dt.date, timezone: str = "UTC", ch
     params = _bounds(conn, start, end, shard=shard, shards=shards)
     result = conn.execute(query, params, execution_options={"yield_per": chunk}).mappings()
     cols = [T.source_passages.c[k] for k in ("turn_id", "label", "source", "text", "document_id", "version")]
+    passages_query = sa.select(*cols).where(in_parameter(T.source_passages.c.turn_id, "ids", conn.dialect)).order_by(
+        T.source_passages.c.turn_id, T.source_passages.c.position)
     while rows := result.fetchmany(chunk):
         if through_load is not None:
             later = loaded_after(conn, [r["turn_id"] for r in rows], through_load)
@@ -87,9 +89,7 @@ def extract_day_chunks(conn: Connection, day: dt.date, timezone: str = "UTC", ch
                 continue
         ids = [r["turn_id"] for r in rows]
         passages: dict[str, list[Mapping[str, Any]]] = {i: [] for i in ids}
-        q = sa.select(*cols).where(T.source_passages.c.turn_id.in_(ids)).order_by(
-            T.source_passages.c.turn_id, T.source_passages.c.position)
-        for p in conn.execute(q).mappings():
+        for p in conn.execute(passages_query, {"ids": ids}).mappings():
             passages[p["turn_id"]].append(p)
         yield [_turn_dict(r, passages[r["turn_id"]]) for r in rows]
 
@@ -98,7 +98,7 @@ def loaded_after(conn: Connection, turn_ids: Iterable[str], mark: int) -> set[st
     """Which of `turn_ids` a load batch after `mark` wrote (`source_turns.load_id`; rows another
     loader wrote, without one, are never "after")."""
     t = T.source_turns.c
-    query = sa.select(t.turn_id).where(t.turn_id.in_(sa.bindparam("ids", expanding=True)), t.load_id > mark)
+    query = sa.select(t.turn_id).where(in_parameter(t.turn_id, "ids", conn.dialect), t.load_id > mark)
     ids = sorted(set(turn_ids))
     return {i for start in range(0, len(ids), 1000)
             for i in conn.execute(query, {"ids": _padded(ids[start:start + 1000])}).scalars()}
@@ -194,7 +194,7 @@ def reader_events_of(conn: Connection, turn_ids: Iterable[str]) -> dict[str, lis
         return out
     e = T.reader_events.c
     query = sa.select(e.event_id, e.turn_id, e.event, e.occurred_at, e.label, e.sentence_index).where(
-        e.turn_id.in_(sa.bindparam("ids", expanding=True))).order_by(e.turn_id, e.occurred_at, e.event_id)
+        in_parameter(e.turn_id, "ids", conn.dialect)).order_by(e.turn_id, e.occurred_at, e.event_id)
     for start in range(0, len(ids), 1000):
         for row in conn.execute(query, {"ids": _padded(ids[start:start + 1000])}):
             out.setdefault(row.turn_id, []).append(ReaderEvent(*row))
