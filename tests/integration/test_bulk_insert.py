@@ -54,6 +54,20 @@ def test_bulk_rows_read_back_as_inserted_rows(engine):
     assert bulk[1]["text"].startswith("tab\there, new\nline, back\\slash, \\N")
 
 
+def test_columns_given_once_as_constants_are_stored_on_every_row(engine):
+    constants = {"run_id": "constants", "day": DAY, "check_worthy": True}
+    rows = [{k: v for k, v in row.items() if k not in constants} for row in _rows("unused")]
+    with engine.begin() as conn:
+        assert bulk_insert(conn, TABLE, rows, constants) == 40
+        conn.execute(TABLE.insert(), [{**row, **constants, "run_id": "plain"} for row in rows])
+    with engine.connect() as conn:
+        given, plain = _stored(conn, "constants"), _stored(conn, "plain")
+    assert len(given) == 40 and given == plain
+    assert {r["check_worthy"] for r in given} == {True} and {r["day"] for r in given} == {DAY}
+    with pytest.raises(ValueError, match="both as constants and in the rows"), engine.begin() as conn:
+        bulk_insert(conn, TABLE, _rows("twice"), {"day": DAY})
+
+
 def test_bulk_rows_roll_back_with_the_callers_transaction(engine):
     with pytest.raises(RuntimeError), engine.begin() as conn:
         bulk_insert(conn, TABLE, _rows("undone"))

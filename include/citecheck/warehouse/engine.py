@@ -205,21 +205,30 @@ def in_parameter(column: sa.ColumnElement[Any], name: str, dialect: sa.Dialect) 
     return column.in_(sa.bindparam(name, expanding=True))
 
 
-def bulk_insert(conn: sa.Connection, table: sa.Table, rows: Sequence[Mapping[str, Any]]) -> int:
+def bulk_insert(conn: sa.Connection, table: sa.Table, rows: Sequence[Mapping[str, Any]],
+                constants: Mapping[str, Any] | None = None) -> int:
     """Insert many rows in the connection's transaction the warehouse's fastest way: on PostgreSQL
     one `COPY … FROM STDIN` through psycopg, each value as an INSERT would bind it (`_copy_value`);
-    elsewhere one batched executemany. Every row has the first row's keys; the number of rows."""
+    elsewhere one batched executemany. Every row has the first row's keys; `constants`: columns
+    with one value for every row (a run and its day), given once instead of in each row. The
+    number of rows."""
     if not rows:
         return 0
+    constants = dict(constants or {})
+    if both := set(constants) & set(rows[0]):
+        raise ValueError(f"{table.name}: {sorted(both)} given both as constants and in the rows")
     if conn.dialect.name != "postgresql":
-        conn.execute(table.insert(), list(rows))
+        conn.execute(table.insert(), [{**constants, **row} for row in rows] if constants else list(rows))
         return len(rows)
     dialect, names = conn.dialect, list(rows[0])
     processed = [(i, process) for i, name in enumerate(names)
                  if (process := _copy_value(table.c[name], dialect)) is not None]
+    fixed = [value if (process := _copy_value(table.c[name], dialect)) is None else process(value)
+             for name, value in constants.items()]
     get = operator.itemgetter(*names) if len(names) > 1 else (lambda row: (row[names[0]],))
     quote = dialect.identifier_preparer
-    sql = f"COPY {quote.format_table(table)} ({', '.join(quote.quote(n) for n in names)}) FROM STDIN"
+    columns = ", ".join(quote.quote(n) for n in (*names, *constants))
+    sql = f"COPY {quote.format_table(table)} ({columns}) FROM STDIN"
     try:
         with conn.connection.driver_connection.cursor() as cursor, cursor.copy(sql) as copy:
             for row in rows:
@@ -228,6 +237,7 @@ def bulk_insert(conn: sa.Connection, table: sa.Table, rows: Sequence[Mapping[str
                 values = list(get(row))
                 for i, process in processed:
                     values[i] = process(values[i])
+                values.extend(fixed)
                 copy.write_row(values)
     except dialect.loaded_dbapi.Error as exc:  # raised as an INSERT's: SQLAlchemy's class, a lost link invalidated
         lost = dialect.is_disconnect(exc, conn.connection.dbapi_connection, None)
@@ -246,6 +256,8 @@ def _copy_value(column: sa.Column[Any], dialect: sa.Dialect) -> Callable[[Any], 
     if isinstance(kind, sa.JSON):
         none = None if kind.none_as_null else "null"
         return lambda value: none if value is None else json_text(value)
+    if isinstance(kind, sa.Boolean):  # psycopg writes Python's bool (and 0 / 1) as PostgreSQL reads one
+        return None
     return kind.dialect_impl(dialect).bind_processor(dialect)
 
 

@@ -198,20 +198,21 @@ def stage_verdict_rows(engine: Engine, run_id: str, day: dt.date, sentence_rows:
     if not sentence_rows:
         return
     keys = {"run_id": run_id, "day": day}
-    sentences = [{**keys, **row, **{c: jsonable(row[c]) for c in SENTENCE_DETAIL_COLUMNS if row.get(c) is not None}}
+    sentences = [row if all(row.get(c) is None for c in SENTENCE_DETAIL_COLUMNS) else
+                 {**row, **{c: jsonable(row[c]) for c in SENTENCE_DETAIL_COLUMNS if row.get(c) is not None}}
                  for row in sentence_rows]
     with fenced(engine, run_id) as conn:
-        bulk_insert(conn, T.stage_sentence_verdicts, sentences)
-        bulk_insert(conn, T.stage_claim_verdicts, [{**keys, **row} for row in claim_rows])
-        bulk_insert(conn, T.stage_claim_citation_verdicts, [{**keys, **row} for row in link_rows])
-        bulk_insert(conn, T.stage_citation_verdicts, [{**keys, **row} for row in citation_rows])
+        bulk_insert(conn, T.stage_sentence_verdicts, sentences, keys)
+        bulk_insert(conn, T.stage_claim_verdicts, claim_rows, keys)
+        bulk_insert(conn, T.stage_claim_citation_verdicts, link_rows, keys)
+        bulk_insert(conn, T.stage_citation_verdicts, citation_rows, keys)
 
 
 def stage_rows(engine: Engine, table: sa.Table, rows: list[dict[str, Any]], run_id: str, day: dt.date) -> None:
     """Insert rows into a staging table, keyed by the run and the day (nothing when empty)."""
     if rows:
         with fenced(engine, run_id) as conn:
-            bulk_insert(conn, table, [{"run_id": run_id, "day": day, **row} for row in rows])
+            bulk_insert(conn, table, rows, {"run_id": run_id, "day": day})
 
 
 def staged_metric_rows(engine: Engine, run_id: str) -> list[dict[str, Any]]:
