@@ -10,7 +10,7 @@ import pytest
 import sqlalchemy as sa
 
 from citecheck.warehouse import tables as T
-from citecheck.warehouse.engine import bulk_insert
+from citecheck.warehouse.engine import bulk_insert, in_parameter
 
 TABLE = T.stage_sentence_verdicts
 DAY = dt.date(2026, 3, 4)
@@ -85,3 +85,19 @@ def test_rows_of_different_keys_are_refused_naming_the_table(engine):
     with engine.connect() as conn:
         assert _stored(conn, "mixed") == []
         assert bulk_insert(conn, TABLE, []) == 0
+
+
+def test_an_id_list_parameter_selects_what_an_in_list_selects(engine):
+    """`in_parameter`: one array on PostgreSQL (`= ANY`), an expanding IN list elsewhere."""
+    with engine.begin() as conn:
+        bulk_insert(conn, TABLE, _rows("ids"))
+    wanted = ["t0", "t3", "t9", "t3", "absent", "t'quote"]
+    c = TABLE.c
+    with engine.connect() as conn:
+        q = sa.select(c.turn_id, c.sentence_index).where(c.run_id == "ids",
+                                                         in_parameter(c.turn_id, "ids", conn.dialect))
+        got = sorted(conn.execute(q, {"ids": wanted}).all())
+        plain = sorted(conn.execute(sa.select(c.turn_id, c.sentence_index).where(
+            c.run_id == "ids", c.turn_id.in_(wanted))).all())
+        assert got == plain and {t for t, _ in got} == {"t0", "t3", "t9"} and len(got) == 12
+        assert "ANY" in str(q.compile(dialect=conn.dialect)) or conn.dialect.name != "postgresql"
