@@ -163,11 +163,11 @@ def staged_judgments(engine: Engine, run_id: str, judge_stage: str, turn_range: 
     `turn_range[0]` to `turn_range[1]` (a chunk of `staged_turns`, which is ordered by turn id,
     so the range holds exactly the chunk's turns, compared in the database's own collation)."""
     c = T.stage_judgments.c
-    q = sa.select(c.turn_id, c.sentence_index, as_text(c.judgment)).where(c.run_id == run_id, c.stage == judge_stage)
+    q = _judgments_query(run_id).where(c.stage == judge_stage)
     if turn_range is not None:
         q = q.where(c.turn_id >= turn_range[0], c.turn_id <= turn_range[1])
     with engine.connect() as conn:
-        return {key: j for r in conn.execute(q) for key, j in judgments_of_row(r[0], r[1], r[2])}
+        return _keyed_judgments(conn.execute(q))
 
 
 def deciding_judgments(engine: Engine, run_id: str, turn_ids: Sequence[str]) -> dict[JudgmentKey, Judgment]:
@@ -178,12 +178,22 @@ def deciding_judgments(engine: Engine, run_id: str, turn_ids: Sequence[str]) -> 
         return {}
     c = T.stage_judgments.c
     with engine.connect() as conn:
-        q = (sa.select(c.turn_id, c.sentence_index, as_text(c.judgment))
-             .where(c.run_id == run_id, c.stage.in_((FIRST, FINAL)), c.turn_id >= turn_ids[0],
-                    c.turn_id <= turn_ids[-1], in_parameter(c.turn_id, "turn_ids", conn.dialect))
+        q = (_judgments_query(run_id)
+             .where(c.stage.in_((FIRST, FINAL)), c.turn_id >= turn_ids[0], c.turn_id <= turn_ids[-1],
+                    in_parameter(c.turn_id, "turn_ids", conn.dialect))
              .order_by(sa.case((c.stage == FINAL, 1), else_=0)))  # the final stage read last, so it wins
-        return {key: j for r in conn.execute(q, {"turn_ids": list(turn_ids)})
-                for key, j in judgments_of_row(r[0], r[1], r[2])}
+        return _keyed_judgments(conn.execute(q, {"turn_ids": list(turn_ids)}))
+
+
+def _judgments_query(run_id: str) -> sa.Select[Any]:
+    """The run's staged judgments as (turn, sentence, JSON text), for `_keyed_judgments`."""
+    c = T.stage_judgments.c
+    return sa.select(c.turn_id, c.sentence_index, as_text(c.judgment)).where(c.run_id == run_id)
+
+
+def _keyed_judgments(rows: Iterable[Any]) -> dict[JudgmentKey, Judgment]:
+    """`_judgments_query`'s rows decoded and keyed as the pipeline keys them (a later row wins)."""
+    return {key: j for r in rows for key, j in judgments_of_row(r[0], r[1], r[2])}
 
 
 # The judge's detail in a sentence row (`core.records.sentence_row`), stored as plain JSON.
@@ -198,8 +208,8 @@ def stage_verdict_rows(engine: Engine, run_id: str, day: dt.date, sentence_rows:
     if not sentence_rows:
         return
     keys = {"run_id": run_id, "day": day}
-    sentences = [row if all(row.get(c) is None for c in SENTENCE_DETAIL_COLUMNS) else
-                 {**row, **{c: jsonable(row[c]) for c in SENTENCE_DETAIL_COLUMNS if row.get(c) is not None}}
+    sentences = [{**row, **detail} if (detail := {c: jsonable(row[c]) for c in SENTENCE_DETAIL_COLUMNS
+                                                  if row.get(c) is not None}) else row
                  for row in sentence_rows]
     with fenced(engine, run_id) as conn:
         bulk_insert(conn, T.stage_sentence_verdicts, sentences, keys)
