@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from citecheck.core.claims import RecordedSplitter
 from citecheck.core.claims.split import split_turn
 from citecheck.core.config import Config
-from citecheck.core.metrics import MetricAccumulator, invariant_violations
+from citecheck.core.fold import AnswerFold
+from citecheck.core.metrics import invariant_violations
 from citecheck.core.pipeline import ScoreReport, judge_batch, structure_turns
 from citecheck.core.turns import turn_from_dict
 from citecheck.judges.recorded import RecordedJudge, RecordedJudgment
@@ -50,10 +51,11 @@ def day(draw):
 def _score(turns, splitter, table, config):
     structured = [split_turn(s, splitter, 20) if splitter else s
                   for s in structure_turns([turn_from_dict(t) for t in turns], config)]
-    report = ScoreReport(config=config, accumulator=MetricAccumulator(config))
+    fold = AnswerFold(config)
+    report = ScoreReport(config=config, fold=fold)
     for scored in judge_batch(structured, RecordedJudge(table)):
         report.scored.append(scored)
-        report.accumulator.add(scored)
+        fold.add(scored)
     return report
 
 

@@ -1,7 +1,8 @@
-"""Pooling answers into slices as vectors (`core.metrics.accumulator`: an answer's counts and macro
-votes computed once, added to each of its slices in one step) gives exactly what adding the
+"""Pooling answers into slices as rows (`core.metrics.accumulator`: a block's counts and macro
+votes computed once, each slice's share added in one step) gives exactly what adding the
 counts and values one by one as Python numbers gives: same keys in the same order, same ints,
-same float sums; and the criteria see the same counts when the aggregate step hands them over."""
+same float sums; and the criteria decide the same whether the answers come one at a time or as
+the fold's counted blocks."""
 
 from __future__ import annotations
 
@@ -15,8 +16,7 @@ from hypothesis import strategies as st
 
 from citecheck.core.config import Config
 from citecheck.core.criteria import CriteriaEvaluator, parse_criteria
-from citecheck.core.metrics import MetricAccumulator, macro_values, ratios
-from citecheck.core.metrics.accumulator import METRIC_COUNT_KEYS, CountIndex
+from citecheck.core.metrics import AnswerCounts, MetricAccumulator, macro_values, ratios
 from citecheck.core.metrics.counts import turn_counts
 from citecheck.core.metrics.definitions import COUNT_KEYS
 from citecheck.core.pipeline import score
@@ -89,31 +89,19 @@ def test_an_answers_macro_votes_are_its_ratios(raw):
     assert macro_values(counts) == expected
 
 
-def test_a_key_first_seen_late_and_a_zero_count_keep_their_place():
-    index = CountIndex()
-    first = index.vector(Counter(answers=1, pointer_problem_citations_out_of_range=0))
-    second = index.vector(Counter(answers=1, pointer_problem_citations_bad_page=2))
-    assert len(second) == len(first) + 1 == len(METRIC_COUNT_KEYS) + 2
-    assert second[index.positions["pointer_problem_citations_bad_page"]] == 2
-    assert second[index.positions["pointer_problem_citations_out_of_range"]] == 0
-
-
-def test_a_count_that_is_not_a_whole_number_is_refused():
-    with pytest.raises(TypeError, match="whole numbers"):
-        CountIndex().vector({"answers": 1, "citations": 2.5})
-
-
-def test_criteria_given_the_answers_counts_decide_as_when_counting_them():
+def test_criteria_given_counted_blocks_decide_as_one_answer_at_a_time():
     criteria = parse_criteria([
         {"name": "attached", "metric": "attachment_rate", "min": 0.5},
         {"name": "recall", "metric": "citation_recall", "min": 0.9, "answers": True},
         {"name": "macro recall", "metric": "citation_recall", "min": 0.5, "averaging": "macro"},
         {"name": "numbers", "metric": "citation_recall", "min": 0.5, "where": {"has_number": "yes"}},
     ])
-    counting, handed = CriteriaEvaluator(criteria), CriteriaEvaluator(criteria)
-    for s in _orbit_scored():
-        counting.add(s)
-        handed.add(s, turn_counts(s))
-    assert [r.as_dict() for r in handed.results()] == [r.as_dict() for r in counting.results()]
-    assert handed.failing_answers() == counting.failing_answers()
-    assert counting.failing_answers()  # the comparison covers failing answers
+    scored = _orbit_scored()
+    one_by_one, blocks = CriteriaEvaluator(criteria), CriteriaEvaluator(criteria)
+    for s in scored:
+        one_by_one.add(s)
+    for start in range(0, len(scored), 4):
+        blocks.add_counted(AnswerCounts.of(scored[start:start + 4]))
+    assert [r.as_dict() for r in blocks.results()] == [r.as_dict() for r in one_by_one.results()]
+    assert blocks.failing_answers() == one_by_one.failing_answers()
+    assert one_by_one.failing_answers()  # the comparison covers failing answers

@@ -29,22 +29,27 @@ import json
 import math
 import tomllib
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from citecheck.core.config import ConfigError
 from citecheck.core.metrics import (
     BY_NAME,
+    COUNT_KEYS,
     METRIC_NAMES,
     METRICS,
     SENTENCE_SLICES,
+    AnswerCounts,
     ScoredTurn,
     count_keys,
     ratios,
-    turn_counts,
 )
+from citecheck.core.metrics.definitions import COUNT_COLUMN
+from citecheck.core.metrics.ratios import MACRO_NAMES, answer_votes
 from citecheck.stats.intervals import ClusterTotals, proportion_intervals
 from citecheck.stats.ratio import Ratio
 
@@ -370,13 +375,15 @@ def attribute_in_scope(criterion: Criterion, attributes: Mapping[str, Any]) -> b
     return True
 
 
-def sentence_keep(criterion: Criterion) -> Callable[[Any], bool] | None:
-    """The sentence filter of a criterion's built-in slice conditions (None: the whole answer)."""
-    conditions = [(SENTENCE_SLICES[key], "yes" in allowed, "no" in allowed)
-                  for key, allowed in criterion.sentence_scope]
-    if not conditions:
-        return None
-    return lambda v: all((yes and test(v)) or (no and not test(v)) for test, yes, no in conditions)
+def sentence_mask(criterion: Criterion, tests: Mapping[str, np.ndarray]) -> np.ndarray | None:
+    """The sentences a criterion's built-in slice conditions keep, from each sentence's
+    `SENTENCE_SLICES` tests (`AnswerCounts.slice_tests`); None: the whole answer."""
+    keep: np.ndarray | None = None
+    for key, allowed in criterion.sentence_scope:
+        test = tests[key]
+        wanted = (test & ("yes" in allowed)) | (~test & ("no" in allowed))
+        keep = wanted if keep is None else keep & wanted
+    return keep
 
 
 @dataclass
@@ -403,49 +410,67 @@ class CriteriaEvaluator:
             keys = tuple(dict.fromkeys(_metric_keys(c.metric)))
             self._totals.append(_Totals(c, keys, spread=ClusterTotals(keys)))
 
-    def add(self, scored: ScoredTurn, whole_counts: Counter[str] | None = None) -> None:
-        """One scored answer (the job's fold_shard step, `score --criteria`); `whole_counts`: its
-        `turn_counts` where the caller has them already (the fold's accumulator)."""
-        attributes = scored.structured.turn.attributes
-        whole = whole_counts
+    def add(self, scored: ScoredTurn) -> None:
+        """One scored answer (a day adds a block at a time: `add_counted`)."""
+        self.add_counted(AnswerCounts.of([scored]))
+
+    def add_counted(self, counted: AnswerCounts) -> None:
+        """A block of counted answers (the fold's): each criterion takes the answers in its scope,
+        with their counts on its built-in sentence slice where it has one."""
+        scored = counted.scored
+        whole_votes: tuple[np.ndarray, np.ndarray] | None = None  # the whole answers' metric values, once
         for totals in self._totals:
             c = totals.criterion
-            if not attribute_in_scope(c, attributes):
-                continue
-            keep = sentence_keep(c)
+            in_scope = np.ones(len(scored), dtype=bool)
+            if c.attribute_scope:
+                in_scope[:] = [attribute_in_scope(c, s.structured.turn.attributes) for s in scored]
+            keep = sentence_mask(c, counted.slice_tests)
             if keep is None:
-                whole = whole if whole is not None else turn_counts(scored)
-                counts = whole
-            else:
-                subset = [v for v in scored.verdicts if keep(v)]
-                if not subset:
-                    continue
-                counts = turn_counts(scored, keep)
-            self._add(totals, scored.turn_id, counts)
+                rows = counted.whole
+                if whole_votes is None:
+                    whole_votes = answer_votes(rows)
+                votes = whole_votes
+            else:  # only the answers with a sentence in the slice, counted on those
+                rows, kept = counted.of_sentences(keep)
+                votes = answer_votes(rows)
+                in_scope &= kept > 0
+            taken = np.flatnonzero(in_scope)
+            self._add_rows(totals, [scored[i].turn_id for i in taken], rows[taken],
+                           (votes[0][taken], votes[1][taken]))
 
     def add_record(self, turn_id: str, attributes: Mapping[str, Any], counts: Mapping[str, float]) -> None:
         """One answer as a `score` output records it (turn id, attributes, whole-answer counts):
         `citecheck gate`. A criterion on a built-in sentence slice needs the sentences: CriteriaError."""
+        row = np.array([[counts.get(key, 0) for key in COUNT_KEYS]])
         for totals in self._totals:
             c = totals.criterion
             if c.sentence_scope:
                 raise CriteriaError(f"criterion {c.name!r}: a built-in sentence slice ({c.scope}) needs the "
                                     "scored sentences; decide it with `score --criteria` or the daily job")
             if attribute_in_scope(c, attributes):
-                self._add(totals, turn_id, counts)
+                self._add_rows(totals, [turn_id], row, answer_votes(row))
 
-    def _add(self, totals: _Totals, turn_id: str, counts: Mapping[str, float]) -> None:
+    def _add_rows(self, totals: _Totals, turn_ids: Sequence[str], rows: np.ndarray,
+                  metric_votes: tuple[np.ndarray, np.ndarray]) -> None:
+        """Answers' counts (rows over `COUNT_KEYS`) and their metric values (`answer_votes`) into a
+        criterion's totals: pooled counts, cluster sums, and each answer's own value (macro; an
+        `answers = true` criterion lists the answers whose value breaks its bound)."""
+        if not turn_ids:
+            return
         c = totals.criterion
-        totals.answers += 1
-        for key in totals.keys:
-            totals.counts[key] += counts.get(key, 0)
+        totals.answers += len(turn_ids)
+        columns = rows[:, [COUNT_COLUMN[key] for key in totals.keys]]
+        for key, n in zip(totals.keys, columns.sum(axis=0).tolist(), strict=True):
+            totals.counts[key] += n
         if totals.spread is not None:
-            totals.spread.add([float(counts.get(key, 0)) for key in totals.keys])
-        value = metric_ratio(counts, c.metric).value
-        if value is not None:
-            totals.macro.append(value)
-            if c.answers and c.bound_kind is not None and c.breaks(value):
-                totals.failing.append(turn_id)
+            totals.spread.add_rows(columns)
+        values, votes = metric_votes
+        at = MACRO_NAMES.index(c.metric)
+        voted = votes[:, at].astype(bool)
+        totals.macro.extend(values[voted, at].tolist())
+        if c.answers and c.bound_kind is not None:
+            breaks = voted & ((values[:, at] < c.min) if c.min is not None else (values[:, at] > c.max))
+            totals.failing.extend(turn_ids[i] for i in np.flatnonzero(breaks))
 
     def state(self) -> list[dict[str, Any]]:
         """Every criterion's tallies as plain lists (JSON), for `merge` into another evaluator of the
@@ -522,8 +547,7 @@ def _interval(value: float, variance: float | None, clusters: int, metric: str) 
 def evaluate(scored: Iterable[ScoredTurn], criteria: Criteria) -> tuple[list[CriterionResult], dict[str, list[str]]]:
     """Every criterion on the scored answers: (results, failing answers)."""
     evaluator = CriteriaEvaluator(criteria)
-    for s in scored:
-        evaluator.add(s)
+    evaluator.add_counted(AnswerCounts.of(list(scored)))
     return evaluator.results(), evaluator.failing_answers()
 
 

@@ -112,8 +112,8 @@ class Sentence:
 
     @property
     def resolved_labels(self) -> tuple[str, ...]:
-        unknown = set(self.unknown_labels)
-        return tuple(lab for lab in self.labels if lab not in unknown)
+        unknown = self.unknown_labels
+        return tuple(lab for lab in self.labels if lab not in unknown) if unknown else self.labels
 
     @property
     def attached(self) -> bool:

@@ -194,11 +194,15 @@ class ScoreReport:
     config: Config
     scored: list[ScoredTurn] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
-    accumulator: MetricAccumulator | None = None
-    fold: AnswerFold | None = None  # the day's fold: its `metrics` are `accumulator`, its criteria tallies
+    fold: AnswerFold | None = None  # the run's fold: its metric totals (`accumulator`) and criteria tallies
     judge_stats: dict[str, Any] = field(default_factory=dict)
     judge_name: str | None = None
     judge_version: str | None = None
+
+    @property
+    def accumulator(self) -> MetricAccumulator | None:
+        """The fold's metric totals (None without a fold)."""
+        return None if self.fold is None else self.fold.metrics
 
     def to_json(self, *, judged: bool = True) -> dict[str, Any]:
         acc = self.accumulator or MetricAccumulator(self.config)
@@ -246,7 +250,7 @@ def score(turns: Iterable[Turn], judge: Judge | None, config: Config,
     cap = SliceCap.from_turns(turns, config)
     cap.log_cuts()
     fold = AnswerFold(config, criteria, cap=cap)
-    report = ScoreReport(config=config, skipped=list(skipped), accumulator=fold.metrics, fold=fold)
+    report = ScoreReport(config=config, skipped=list(skipped), fold=fold)
     position = {t.turn_id: i for i, t in enumerate(turns)}
     structured = structure_turns(in_conversation_order(turns), config, skipped=report.skipped)
     chosen = None if selection is None else (lambda st: selection.selected(st.turn_id))

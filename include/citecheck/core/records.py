@@ -2,15 +2,16 @@
 
 `sentence_record` derives every field of one sentence verdict once; the CLI's JSON
 (`sentence_json`, `turn_json`) and the warehouse's `sentence_verdicts` row (`sentence_row`) are
-projections of it, never rebuilt field by field. `citation_records` is the same for the
-sentence's citations (`citation_verdicts`), `claim_records` for its claims in a claims mode. A
+projections of it, never rebuilt field by field. `citation_rows` gives the sentence's citations
+(`citation_verdicts`), `claim_records` its claims in a claims mode. A
 list of labels stored in one text column is written by `join_labels` and read back by
 `split_labels`, the one pair for the `+` join.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from citecheck.core.language_rules import has_shipped_rules
@@ -73,41 +74,42 @@ def figure_values(figures: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"kind": f["kind"], "value": f["value"], "traced": f["traced"]} for f in figures]
 
 
+# The `sentence_verdicts` row's fields taken from the record as they are.
+ROW_RECORD_FIELDS = tuple(k for k in (*STRUCTURAL_FIELDS, *VERDICT_FIELDS) if k not in ("index", "unjudged_reason"))
+_NONE: Mapping[str, Any] = MappingProxyType({})
+
+
 def sentence_row(v: SentenceVerdict, turn_id: str, conversation_id: str | None, language: str | None = None,
                  language_source: str | None = None) -> dict[str, Any]:
     """The `sentence_verdicts` row of a sentence (the warehouse adds the run and the day), with
     its turn's language (SPEC §2.2)."""
     record = sentence_record(v)
-    fields = {k: record[k] for k in (*STRUCTURAL_FIELDS, *VERDICT_FIELDS) if k != "index"}
-    reason = fields.pop("unjudged_reason") or record["non_claim_reason"]
-    return {"turn_id": turn_id, "sentence_index": v.sentence.index, "conversation_id": conversation_id,
-            **fields, "reason": reason, "llm": record["llm"] or None, "first_stage": record["first_stage"] or None,
-            "best_windows": evidence_windows(v), "language": language, "language_source": language_source,
-            "language_rules_generic": None if language is None else not has_shipped_rules(language),
-            "figures": record["figures"], "figure_values": figure_values(record["figures"])}
-
-
-def citation_records(v: SentenceVerdict) -> list[dict[str, Any]]:
-    """One record per citation marker of the sentence: its label, status (resolved / stale /
-    unknown), the judge's alone / rest answers and whether it is credited."""
-    s, j = v.sentence, v.judgment
-    stale, unknown = set(s.stale_labels), set(s.unknown_labels)
-    problems, unverified = dict(s.pointer_problems), dict(s.unverified)
-    return [{
-        "label": label,
-        "status": "stale" if label in stale else "unknown" if label in unknown else "resolved",
-        "check_worthy": s.check_worthy,
-        "alone": j.alone.get(label) if j else None,
-        "rest": j.rest.get(label) if j else None,
-        "credited": v.credited.get(label, False),
-        "pointer_problem": problems.get(label),
-        "unverified": unverified.get(label),
-    } for label in s.labels]
+    row = {"turn_id": turn_id, "sentence_index": v.sentence.index, "conversation_id": conversation_id}
+    for key in ROW_RECORD_FIELDS:
+        row[key] = record[key]
+    figures = record["figures"]
+    row.update(reason=record["unjudged_reason"] or record["non_claim_reason"], llm=record["llm"] or None,
+               first_stage=record["first_stage"] or None, best_windows=evidence_windows(v), language=language,
+               language_source=language_source,
+               language_rules_generic=None if language is None else not has_shipped_rules(language),
+               figures=figures, figure_values=figure_values(figures) if figures else [])
+    return row
 
 
 def citation_rows(v: SentenceVerdict, turn_id: str) -> list[dict[str, Any]]:
-    """The `citation_verdicts` rows of a sentence (the warehouse adds the run and the day)."""
-    return [{"turn_id": turn_id, "sentence_index": v.sentence.index, **c} for c in citation_records(v)]
+    """The `citation_verdicts` rows of a sentence, one per citation marker (the warehouse adds the
+    run and the day): its label, status (resolved / stale / unknown), the judge's alone / rest
+    answers and whether it is credited, its pointer problem and unverified fields."""
+    s, j = v.sentence, v.judgment
+    stale, unknown, credited = s.stale_labels, s.unknown_labels, v.credited
+    problems = dict(s.pointer_problems) if s.pointer_problems else _NONE
+    unverified = dict(s.unverified) if s.unverified else _NONE
+    alone, rest = (j.alone, j.rest) if j is not None else (_NONE, _NONE)
+    return [{"turn_id": turn_id, "sentence_index": s.index, "label": label,
+             "status": "stale" if label in stale else "unknown" if label in unknown else "resolved",
+             "check_worthy": s.check_worthy, "alone": alone.get(label), "rest": rest.get(label),
+             "credited": credited.get(label, False), "pointer_problem": problems.get(label),
+             "unverified": unverified.get(label)} for label in s.labels]
 
 
 def sentence_json(v: SentenceVerdict, *, judged: bool = True) -> dict[str, Any]:

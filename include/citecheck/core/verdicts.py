@@ -67,7 +67,7 @@ def decide(sentence: Sentence, judgment: Judgment | None, *, selected: bool = Tr
 
 
 def _credit(sentence: Sentence, verdict: str, judgment: Judgment) -> dict[str, bool]:
-    unknown = set(sentence.unknown_labels)
+    unknown = sentence.unknown_labels
     credited: dict[str, bool] = {}
     for label in sentence.labels:
         if label in unknown:
@@ -82,7 +82,9 @@ def _credit(sentence: Sentence, verdict: str, judgment: Judgment) -> dict[str, b
 def evidence_windows(v: SentenceVerdict) -> dict[str, str] | None:
     """The NLI judge's best premise window (`detail["best_windows"]`) of each passage the sentence
     cites or is supported by: what a reader needs to see the supporting span; None when there is none."""
-    windows = (v.judgment.detail.get("best_windows") if v.judgment else None) or {}
+    windows = v.judgment.detail.get("best_windows") if v.judgment else None
+    if not windows:
+        return None
     wanted = (*v.sentence.labels, *v.supported_elsewhere_by)
     kept = {label: window for label in wanted if isinstance(window := windows.get(label), str) and window}
     return kept or None

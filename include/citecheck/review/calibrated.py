@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from citecheck.core.metrics import BY_NAME, CALIBRATED_METRICS
-from citecheck.core.metrics.counts import count_judged_sentence
+from citecheck.core.metrics.counts import judged_sentence_counts
 from citecheck.core.vocabulary import FAITHFUL_VERDICTS, FULL, NO_SUPPORT, REPLY_NOT_SUPPORTED, REPLY_SUPPORTED
 from citecheck.stats import proportions as P
 
@@ -43,11 +43,10 @@ def judged_counts(row: Mapping[str, Any]) -> Counter[str]:
     """The judged counts of a published sentence row, by the core's one counting rule (its
     faithfulness from the verdict: a published row has no flag for a partial or contradicted
     sentence that an uncited passage supports)."""
-    c: Counter[str] = Counter()
-    count_judged_sentence(c, row["verdict"], faithful=row["verdict"] in FAITHFUL_VERDICTS,
-                          attached=bool(row.get("attached")), citations=int(row.get("citations") or 0),
-                          credited=int(row.get("credited") or 0))
-    return c
+    counts = judged_sentence_counts(row["verdict"], faithful=row["verdict"] in FAITHFUL_VERDICTS,
+                                    attached=bool(row.get("attached")), citations=int(row.get("citations") or 0),
+                                    credited=int(row.get("credited") or 0))
+    return Counter({key: int(n) for key, n in counts.items()})
 
 
 def judge_values(row: Mapping[str, Any]) -> dict[str, float]:

@@ -42,7 +42,10 @@ def warehouse_url(url: str | None = None) -> str:
 def json_text(value: Any) -> str:
     """A JSON column's value as the text the warehouse stores (msgspec: several times faster than
     the standard library on the many small values a day stages; UTF-8, not `\\u` escapes)."""
-    return msgspec.json.encode(value).decode()
+    return _JSON_ENCODER.encode(value).decode()
+
+
+_JSON_ENCODER = msgspec.json.Encoder()
 
 
 # the JSON columns' codec on every engine (SQLAlchemy hands it to psycopg on PostgreSQL)

@@ -3,7 +3,7 @@
 - `definitions`: THE metric registry: one entry per metric with everything about it (counts, scale,
   population, units, headline and report places, monitoring, invariants); every metric list is a view of it
 - `display`: a metric value and its counts as a person reads them
-- `counts`: the counts of one answer, one small function per population
+- `counts`: the counts of a block of answers (`AnswerCounts`, one row per answer), one small function per population
 - `ratios`: counts → `Ratio`s, the F1 rule, the per-answer values macro averaging votes with
 - `accumulator`: a day streamed into per-slice micro/macro totals and 95% intervals → long rows
 - `invariants`: the SPEC §5 checks every output's rows must pass
@@ -22,12 +22,19 @@ from citecheck.core.metrics.accumulator import (
     JUDGED_COUNT_KEYS,
     JUDGED_MACRO_NAMES,
     LANGUAGE_SLICE,
-    SENTENCE_SLICES,
     MetricAccumulator,
     interval_json,
     length_bucket,
 )
-from citecheck.core.metrics.counts import ScoredTurn, cited_chars, full_counts, turn_counts, verdict_counts
+from citecheck.core.metrics.counts import (
+    SENTENCE_SLICES,
+    AnswerCounts,
+    ScoredTurn,
+    cited_chars,
+    full_counts,
+    turn_counts,
+    verdict_counts,
+)
 from citecheck.core.metrics.definitions import (
     AGREEMENT,
     BOUNDS_RULES,
@@ -104,6 +111,7 @@ __all__ = [
     "TURN_LEVEL_METRICS",
     "UNCHECKED",
     "WIDE_CLAIM_METRICS",
+    "AnswerCounts",
     "Metric",
     "MetricAccumulator",
     "ScoredTurn",

@@ -381,6 +381,8 @@ CLAIM_COUNT_KEYS = (
     "traceable_figure_claims", "untraced_figure_claims",
 )
 COUNT_KEYS = (*COUNT_KEYS, *CLAIM_COUNT_KEYS)
+# An answer's counts as a row (`counts.AnswerCounts`, the accumulator's slices): each key's column.
+COUNT_COLUMN: dict[str, int] = {key: i for i, key in enumerate(COUNT_KEYS)}
 # The unjudged reason of a sentence whose cited sources were all logged without text (SPEC §3.4).
 NO_SOURCE_TEXT = "no_source_text"
 # Two different thresholds on purpose: the `multi_citation` slice holds sentences with two or

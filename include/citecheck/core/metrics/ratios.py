@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from citecheck.core.metrics.definitions import CLAIM_METRICS, METRICS, REGISTRY
+from citecheck.core.metrics.definitions import CLAIM_METRICS, COUNT_COLUMN, METRICS, REGISTRY
 from citecheck.stats.ratio import Ratio
 
 
@@ -79,6 +79,15 @@ def macro_vector(numerators: np.ndarray, denominators: np.ndarray) -> tuple[np.n
         values[..., i] = np.where(both, f1_value(values[..., a], values[..., b]), 0.0)
         votes[..., i] = both
     return values, votes
+
+
+_NUMERATOR_AT = np.array([COUNT_COLUMN[key] for key in MACRO_NUMERATORS], dtype=np.intp)
+_DENOMINATOR_AT = np.array([COUNT_COLUMN[key] for key in MACRO_DENOMINATORS], dtype=np.intp)
+
+
+def answer_votes(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`macro_vector` of answers' counts given as rows over `COUNT_KEYS` (`COUNT_COLUMN`)."""
+    return macro_vector(rows[:, _NUMERATOR_AT], rows[:, _DENOMINATOR_AT])
 
 
 def macro_values(counts: Mapping[str, float]) -> list[tuple[str, float]]:
