@@ -6,7 +6,7 @@
    1–3 citations, credited with probability q_i when the sentence is supported. Sentences of one
    answer are therefore correlated (κ small = strong correlation). A deterministic share of the
    day's answers is judged (`nli_share`); the intervals come from the judged answers, through the
-   real `MetricAccumulator`. True rates are exact expectations of that process:
+   real fold (`AnswerFold`). True rates are exact expectations of that process:
        micro recall    = E[L·μ(L)] / E[L]        macro recall    = E[μ(L)]
        micro precision = micro recall · E[q]      macro precision = macro recall · E[q]
    Printed per day size: coverage of the true value by the 95% interval and mean width, next to a
@@ -18,7 +18,7 @@
       stage sentence and citation rows, accumulate metrics, stage metric rows) on one generated day
       of `--job-turns` turns in a SQLite warehouse, every turn judged by the sample's recorded
       judge, run with and without intervals on the same staged run;
-   b. its in-memory part alone (every turn into `MetricAccumulator`, then its rows) on `--turns`
+   b. its in-memory part alone (every turn into `AnswerFold`, then its metric rows) on `--turns`
       simulated judged turns with 2 attribute slices: the stricter ratio, as the step's other work
       is left out.
 
@@ -37,11 +37,13 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "include"))
 
 from citecheck.core.config import Config
-from citecheck.core.metrics import MetricAccumulator, ScoredTurn
+from citecheck.core.fold import AnswerFold
+from citecheck.core.metrics import ScoredTurn
 from citecheck.core.model import Sentence, StructuredTurn, Turn
 from citecheck.core.verdicts import SentenceVerdict
 from citecheck.core.vocabulary import SUPPORTED, UNSUPPORTED
@@ -89,13 +91,13 @@ def simulated_turn(rng: random.Random, turn_id: str, attributes: dict[str, str] 
 def simulate_day(seed: int, answers: int, share: float) -> tuple[dict, dict]:
     """(intervals, values) of one day: `answers` turns, each judged with probability `share`."""
     rng = random.Random(f"bench-intervals:{seed}")
-    acc = MetricAccumulator(Config())
+    fold = AnswerFold(Config())
     for k in range(answers):
         scored = simulated_turn(rng, f"d{seed}-t{k}")
         if rng.random() >= share:  # not selected for judging: structure only
             scored = ScoredTurn(scored.structured, scored.verdicts, selected=False)
-        acc.add(scored)
-    rows = {(r["averaging"], r["metric"]): r for r in acc.rows() if r["slice_name"] == "all"}
+        fold.add(scored)
+    rows = {(r["averaging"], r["metric"]): r for r in fold.metrics.rows() if r["slice_name"] == "all"}
     return rows, {}
 
 
@@ -175,15 +177,14 @@ def job_cost(turns: int, repeats: int) -> None:
         print(f"job fold_shard ×{settings.shards} and combine steps, {structural['turns_scored']:,} turns all judged "
               f"(load + structural + judging took {time.perf_counter() - started:.0f} s, not counted):")
         proportion_interval(0.5, 0.01, 10)  # warm-up: the first interval imports scipy and statsmodels
-        from citecheck.core.fold import AnswerFold
-
         home = _sys.modules[AnswerFold.__module__]  # the module whose MetricAccumulator the fold builds
         real = home.MetricAccumulator
         times: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
         try:
             for _ in range(repeats):
                 for with_intervals in (False, True):
-                    home.MetricAccumulator = functools.partial(real, intervals=with_intervals)
+                    # the fold passes `intervals` itself: this one replaces it
+                    home.MetricAccumulator = functools.partial(_with_intervals, real, with_intervals)
                     cpu, wall, result = _timed(lambda: [job.fold_shard(run, s) for s in every]
                                                and job.combine(run, shards, escalation))
                     times[with_intervals].append((cpu, wall))
@@ -192,6 +193,11 @@ def job_cost(turns: int, repeats: int) -> None:
         engine.dispose()
     print("  all runs (cpu, wall):", {k: [(round(c, 2), round(w, 2)) for c, w in v] for k, v in times.items()})
     _print_pair(times, f"{result['metric_rows']} metric rows")
+
+
+def _with_intervals(real: Any, with_intervals: bool, *args: Any, intervals: bool = True, **kwargs: Any) -> Any:
+    """`real` (the accumulator class) built with `with_intervals`, whatever the caller asked for."""
+    return real(*args, intervals=with_intervals, **kwargs)
 
 
 def _print_pair(times: dict[bool, list[tuple[float, float]]], what: str) -> None:
@@ -212,10 +218,10 @@ def cost(turns: int, repeats: int) -> None:
     rows: dict[bool, list] = {}
 
     def accumulate(with_intervals: bool) -> list:
-        acc = MetricAccumulator(config, intervals=with_intervals)
+        fold = AnswerFold(config, intervals=with_intervals)
         for scored in day:
-            acc.add(scored)
-        return acc.rows()
+            fold.add(scored)
+        return fold.metrics.rows()
 
     accumulate(True)  # warm-up: the first interval computation imports scipy and statsmodels
     for _ in range(repeats):

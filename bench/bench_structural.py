@@ -6,8 +6,9 @@ numeric `[1]`, markers after the stop with and without a space, glued to the nex
 repeated labels, unknown labels), bullet lists, offers and questions, refusals, follow-up turns
 whose context set changed (stale labels), a few malformed lines — then streams it through the
 pass: `read_jsonl` → `structure_turn` (with a `ConversationHistory`) → `judge_batch(batch, None)`
-→ `MetricAccumulator.add`, pinned to one CPU. Prints turns/s and resident memory at checkpoints
-(10k / 50k / 100k turns by default) so a flat memory curve is visible. Goal: ≥ 3,300 turns/s.
+→ `AnswerFold.add` (the metrics, counted a block at a time), pinned to one CPU. Prints turns/s
+and resident memory at checkpoints (10k / 50k / 100k turns by default) so a flat memory curve is
+visible. Goal: ≥ 3,300 turns/s.
 
 The file is ordered by conversation and turn index (as the job reads a day), so the history is
 kept for the current conversation only; that is equivalent for ordered input and keeps memory flat.
@@ -224,13 +225,13 @@ def _peak_mib() -> float:
 def structural_pass(path: Path, checkpoints: list[int], batch_turns: int = 256) -> dict:
     """Stream the file through the structural pass; print a row at each checkpoint."""
     from citecheck.core.config import Config
-    from citecheck.core.metrics import MetricAccumulator
+    from citecheck.core.fold import AnswerFold
     from citecheck.core.pipeline import judge_batch
     from citecheck.core.structural import ConversationHistory, structure_turn
     from citecheck.core.turns import Skipped, read_jsonl
 
     config = Config()
-    acc = MetricAccumulator(config)
+    fold = AnswerFold(config)
     history = ConversationHistory()
     current = None
     batch = []
@@ -246,7 +247,7 @@ def structural_pass(path: Path, checkpoints: list[int], batch_turns: int = 256) 
 
     def flush() -> None:
         for scored in judge_batch(batch, None):
-            acc.add(scored)
+            fold.add(scored)
         batch.clear()
 
     for _, item in read_jsonl(str(path)):
@@ -274,7 +275,7 @@ def structural_pass(path: Path, checkpoints: list[int], batch_turns: int = 256) 
     flush()
     elapsed = time.perf_counter() - started
     cpu = time.process_time() - cpu_started
-    counts = acc.counts()
+    counts = fold.metrics.counts()
     return {"turns": turns, "skipped": skipped, "elapsed_s": elapsed, "rate": turns / elapsed, "rows": rows,
             "cpu_s": cpu, "cpu_rate": turns / cpu, "start_rss": start_rss, "counts": counts}
 
