@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 from citecheck import demo
-from citecheck.core import fold as fold_module
 from citecheck.core.config import Config
 from citecheck.core.criteria import parse_criteria
 from citecheck.core.fold import AnswerFold
 from citecheck.core.metrics import SENTENCE_SLICES, AnswerCounts, turn_counts
+from citecheck.core.metrics import counts as counts_module
 from citecheck.core.metrics.definitions import CLAIM_COUNT_KEYS
 from citecheck.core.pipeline import score
 from citecheck.core.selection import Selection
@@ -106,5 +106,5 @@ def test_a_folds_state_is_the_same_whatever_its_block_size(block, monkeypatch):
         return json.dumps(state, sort_keys=True)
 
     whole = folded()
-    monkeypatch.setattr(fold_module, "ANSWERS_PER_BLOCK", block)
+    monkeypatch.setattr(counts_module, "ANSWERS_PER_BLOCK", block)
     assert folded() == whole  # to the last bit: the same sums in the same order

@@ -48,6 +48,7 @@ from citecheck.core.metrics import (
     count_keys,
     ratios,
 )
+from citecheck.core.metrics.counts import ANSWERS_PER_BLOCK
 from citecheck.core.metrics.definitions import COUNT_COLUMN
 from citecheck.core.metrics.ratios import MACRO_NAMES, answer_votes
 from citecheck.stats.intervals import ClusterTotals, proportion_intervals
@@ -547,7 +548,9 @@ def _interval(value: float, variance: float | None, clusters: int, metric: str) 
 def evaluate(scored: Iterable[ScoredTurn], criteria: Criteria) -> tuple[list[CriterionResult], dict[str, list[str]]]:
     """Every criterion on the scored answers: (results, failing answers)."""
     evaluator = CriteriaEvaluator(criteria)
-    evaluator.add_counted(AnswerCounts.of(list(scored)))
+    scored = list(scored)
+    for start in range(0, len(scored), ANSWERS_PER_BLOCK):
+        evaluator.add_counted(AnswerCounts.of(scored[start:start + ANSWERS_PER_BLOCK]))
     return evaluator.results(), evaluator.failing_answers()
 
 

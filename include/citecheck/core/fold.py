@@ -1,7 +1,7 @@
 """THE per-answer fold of a day: each scored answer counted once (a block of answers at a time,
-`AnswerCounts`), pooled into its slices (micro,
-macro, interval sums: `MetricAccumulator`) and into the acceptance criteria's tallies
-(`CriteriaEvaluator`), with the judge versions that decided it.
+`AnswerCounts`), pooled into its slices (micro, macro, interval sums: `MetricAccumulator`) and
+into the acceptance criteria's tallies (`CriteriaEvaluator`), with the judge versions that
+decided it.
 
 One fold, three callers: the CLI's `score` (one fold over the file), the job's `fold_shard` step
 (one fold per shard, its `state()` staged) and the job's `combine` step (`AnswerFold.combined`: the
@@ -19,9 +19,7 @@ from typing import Any
 
 from citecheck.core.config import Config
 from citecheck.core.criteria import Criteria, CriteriaEvaluator
-from citecheck.core.metrics import AnswerCounts, MetricAccumulator, ScoredTurn, SliceCap
-
-ANSWERS_PER_BLOCK = 1024  # answers held, then counted (`AnswerCounts`) and pooled at once
+from citecheck.core.metrics import AnswerCounts, MetricAccumulator, ScoredTurn, SliceCap, counts
 
 
 class AnswerFold:
@@ -42,7 +40,7 @@ class AnswerFold:
         for v in scored.verdicts:
             if v.judgment is not None and v.judgment.judge_version:
                 self.judge_versions.add(f"{v.judgment.judge}:{v.judgment.judge_version}")
-        if len(self._held) >= ANSWERS_PER_BLOCK:
+        if len(self._held) >= counts.ANSWERS_PER_BLOCK:
             self._count_held()
 
     def _count_held(self) -> None:

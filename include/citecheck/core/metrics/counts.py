@@ -57,6 +57,7 @@ SENTENCE_SLICES: dict[str, Callable[[SentenceVerdict], bool]] = {
     "multi_citation": lambda v: len(v.sentence.labels) >= MULTI_CITATION_SLICE_MIN,
 }
 WIDTH = len(COUNT_KEYS)
+ANSWERS_PER_BLOCK = 1024  # answers counted at once (`AnswerCounts`): a day's fold holds this many
 _CLAIM_KEYS = frozenset(CLAIM_COUNT_KEYS)
 _BAD_AT = np.array([COUNT_COLUMN[v] for v in BAD_VERDICTS], dtype=np.intp)
 _UNJUDGED_REASONS = {NO_SOURCE_TEXT: 1, LANGUAGE_UNSUPPORTED: 2}  # `_Sentences.reason`; 0: any other
