@@ -419,7 +419,6 @@ class CriteriaEvaluator:
         """A block of counted answers (the fold's): each criterion takes the answers in its scope,
         with their counts on its built-in sentence slice where it has one."""
         scored = counted.scored
-        whole_votes: tuple[np.ndarray, np.ndarray] | None = None  # the whole answers' metric values, once
         for totals in self._totals:
             c = totals.criterion
             in_scope = np.ones(len(scored), dtype=bool)
@@ -427,10 +426,7 @@ class CriteriaEvaluator:
                 in_scope[:] = [attribute_in_scope(c, s.structured.turn.attributes) for s in scored]
             keep = sentence_mask(c, counted.slice_tests)
             if keep is None:
-                rows = counted.whole
-                if whole_votes is None:
-                    whole_votes = answer_votes(rows)
-                votes = whole_votes
+                rows, votes = counted.whole, counted.whole_votes
             else:  # only the answers with a sentence in the slice, counted on those
                 rows, kept = counted.of_sentences(keep)
                 votes = answer_votes(rows)

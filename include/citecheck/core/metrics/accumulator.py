@@ -249,25 +249,29 @@ class MetricAccumulator:
             members.setdefault((LANGUAGE_SLICE, st.language), []).append(i)
             members.setdefault(("answer_length", length_bucket(len(answer.verdicts), buckets)), []).append(i)
             plain[i] = not st.turn.pointer_problems and st.turn.answer_format == "markers"
-        parts, claims = [counted.whole], [counted.claims]
+        rows, claims = [counted.whole], [counted.claims]  # the answers, then their sentence slices' parts
         held = len(scored)
         for name in self._sentence_slices:
-            for value, (rows, kept) in zip(("yes", "no"), counted.split_sentences(counted.slice_tests[name]),
+            for value, (part, kept) in zip(("yes", "no"), counted.split_sentences(counted.slice_tests[name]),
                                            strict=True):
                 # an answer of a plain turn with every sentence in the slice gives its own counts
-                rows = np.where((plain & (kept == counted.sentence_totals))[:, None], counted.whole, rows)
+                part = np.where((plain & (kept == counted.sentence_totals))[:, None], counted.whole, part)
                 taken = np.flatnonzero(kept)
                 if len(taken):
-                    parts.append(rows[taken])
+                    rows.append(part[taken])
                     claims.append(counted.claims[taken])
                     members[(name, value)] = list(range(held, held + len(taken)))
                     held += len(taken)
-        self._pool(np.concatenate(parts), np.concatenate(claims), members)
+        parts = np.concatenate(rows[1:] or [counted.whole[:0]])
+        part_values, part_votes = answer_votes(parts)  # the answers' own: counted once, with their counts
+        self._pool(np.concatenate(rows), np.concatenate(claims), np.concatenate([counted.whole_votes[0], part_values]),
+                   np.concatenate([counted.whole_votes[1], part_votes]), members)
 
-    def _pool(self, counts: np.ndarray, claims: np.ndarray, members: Mapping[tuple[str, str], list[int]]) -> None:
-        """Add rows of counts (answers or their sentence slices' parts) to their slices: the macro
-        votes and interval rows of all of them at once, each slice's share summed in one step."""
-        macro, votes = answer_votes(counts)
+    def _pool(self, counts: np.ndarray, claims: np.ndarray, macro: np.ndarray, votes: np.ndarray,
+              members: Mapping[tuple[str, str], list[int]]) -> None:
+        """Add rows of counts (answers or their sentence slices' parts), with their macro values and
+        votes, to their slices: the interval rows of all of them at once, each slice's share
+        summed in one step."""
         interval_rows = structural = judged = has_structural = None
         if self.intervals:  # one cluster per judged answer; the structural sums over answers with any
             judged = counts[:, _SELECTED_ANSWERS] > 0

@@ -34,6 +34,7 @@ from citecheck.core.metrics.definitions import (
     NO_SOURCE_TEXT,
     PADDING_MIN_CITATIONS,
 )
+from citecheck.core.metrics.ratios import answer_votes
 from citecheck.core.model import Sentence, StructuredTurn
 from citecheck.core.reader_events import ReaderEvent, reader_counts
 from citecheck.core.structural import claim_figures
@@ -109,10 +110,10 @@ class _Sentences(NamedTuple):
 def _sentence_values(v: SentenceVerdict, selected: bool) -> tuple[int, ...]:
     """One sentence's `_Sentences` values but its verdict, as numbers."""
     s, j = v.sentence, v.judgment
-    labels, unknown, figures = s.labels, s.unknown_labels, s.figures
-    return (len(labels), len(unknown), len(s.stale_labels), s.markers, s.markers_after_stop,
+    figures = s.figures
+    return (len(s.labels), len(s.unknown_labels), len(s.stale_labels), s.markers, s.markers_after_stop,
             bool(s.duplicate_labels), len(s.pointer_problems), len(s.unverified), s.check_worthy,
-            any(label not in unknown for label in labels) if unknown else bool(labels),
+            bool(s.resolved_labels),
             bool(figures), bool(figures) and traceable(figures), bool(figures) and bool(untraced_figures(figures)),
             selected, is_judged(v.verdict), 0 if j is None else _UNJUDGED_REASONS.get(j.unjudged_reason, 0),
             v.faithful, sum(v.credited.values()))
@@ -196,9 +197,8 @@ def _rare_sentence_counts(scored: ScoredTurn, v: SentenceVerdict) -> Counter[str
         return None
     c: Counter[str] = Counter(f"pointer_problem_citations_{kind}" for _, kind in s.pointer_problems)
     if claims_on:
-        attached = any(label not in s.unknown_labels for label in s.labels)
         decided = (scored.claims or {}).get(s.index, ()) if scored.selected else ()
-        _count_claims(c, scored.structured, s, attached, decided)
+        _count_claims(c, scored.structured, s, s.attached, decided)
     if sample and s.check_worthy and is_judged(v.verdict):
         _count_agreement(c, v)
     return c
@@ -319,6 +319,7 @@ class AnswerCounts:
     shared: np.ndarray  # (answers, WIDTH): the counts an answer gives each of its sentence slices
     sentences: np.ndarray  # (sentences, WIDTH): each sentence's counts, answer after answer
     sentence_sums: np.ndarray  # (answers, WIDTH): the sum of each answer's sentences' counts
+    whole_votes: tuple[np.ndarray, np.ndarray]  # each answer's metric values and votes (`ratios.answer_votes`)
     bounds: np.ndarray  # (answers + 1,): where each answer's sentences start, then their end
     slice_tests: dict[str, np.ndarray]  # each SENTENCE_SLICES test, per sentence
 
@@ -360,7 +361,7 @@ class AnswerCounts:
         whole[:, COUNT_COLUMN["answers_rewrite_or_block"]] = rewrite
         claims = np.array([answer.structured.claims is not None for answer in scored], dtype=bool)
         tests = {name: np.array([test(v) for v in verdicts], dtype=bool) for name, test in SENTENCE_SLICES.items()}
-        return cls(scored, whole, claims, shared, sentences, sentence_sums, ends, tests)
+        return cls(scored, whole, claims, shared, sentences, sentence_sums, answer_votes(whole), ends, tests)
 
     def of_sentences(self, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per answer, the counts of its sentences that `keep` (one flag per sentence) selects,
