@@ -112,8 +112,10 @@ class Sentence:
 
     @property
     def resolved_labels(self) -> tuple[str, ...]:
-        unknown = self.unknown_labels
-        return tuple(lab for lab in self.labels if lab not in unknown) if unknown else self.labels
+        if not self.unknown_labels:
+            return self.labels
+        unknown = set(self.unknown_labels)  # a set: a sentence may carry 100k distinct labels
+        return tuple(lab for lab in self.labels if lab not in unknown)
 
     @property
     def attached(self) -> bool:

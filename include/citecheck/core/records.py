@@ -101,7 +101,7 @@ def citation_rows(v: SentenceVerdict, turn_id: str) -> list[dict[str, Any]]:
     run and the day): its label, status (resolved / stale / unknown), the judge's alone / rest
     answers and whether it is credited, its pointer problem and unverified fields."""
     s, j = v.sentence, v.judgment
-    stale, unknown, credited = s.stale_labels, s.unknown_labels, v.credited
+    stale, unknown, credited = set(s.stale_labels), set(s.unknown_labels), v.credited
     problems = dict(s.pointer_problems) if s.pointer_problems else _NONE
     unverified = dict(s.unverified) if s.unverified else _NONE
     alone, rest = (j.alone, j.rest) if j is not None else (_NONE, _NONE)
