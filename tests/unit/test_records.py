@@ -5,7 +5,7 @@ same rule `score` can use (`citecheck.core.selection`)."""
 from __future__ import annotations
 
 from citecheck.core.config import Config
-from citecheck.core.model import Judgment
+from citecheck.core.model import Judgment, Sentence
 from citecheck.core.pipeline import judge_items, score, structure_turns
 from citecheck.core.records import (
     STRUCTURAL_FIELDS,
@@ -19,7 +19,8 @@ from citecheck.core.records import (
 )
 from citecheck.core.selection import Selection, is_selected
 from citecheck.core.turns import turn_from_dict
-from citecheck.core.verdicts import decide
+from citecheck.core.verdicts import SentenceVerdict, decide
+from citecheck.core.vocabulary import UNJUDGED
 from citecheck.judges.recorded import RecordedJudge
 from citecheck.warehouse import tables as T
 
@@ -75,3 +76,30 @@ def test_score_judges_only_the_selected_share_when_given_the_jobs_selection():
     assert picked == {t.turn_id for t in turns if is_selected(t.turn_id, 0.5, "citecheck-v1")}
     assert 0 < len(picked) < len(turns)
     assert all(s.selected for s in score(turns, judge, Config()).scored)
+
+
+class _CountedLabel(str):
+    """A label that counts its equality tests (a set finds it by hash and identity, a tuple by `==`
+    against every label before it)."""
+
+    tests = 0
+
+    def __eq__(self, other: object) -> bool:
+        _CountedLabel.tests += 1
+        return str.__eq__(self, other)
+
+    __hash__ = str.__hash__
+
+
+def test_a_sentence_with_thousands_of_unknown_labels_is_read_in_one_pass():
+    """`resolved_labels` and `citation_rows` look a label up in a set, not a tuple: the bad-input
+    corpus has one sentence with 100,000 distinct unknown markers, and a lookup in a tuple made it
+    quadratic (the day's CLI run timed out)."""
+    labels = tuple(_CountedLabel(f"S{i}") for i in range(2_000))
+    sentence = Sentence(index=0, text="Cap.", start=0, end=4, labels=labels, unknown_labels=labels,
+                        stale_labels=labels[:1_000])
+    _CountedLabel.tests = 0
+    assert sentence.resolved_labels == () and not sentence.attached
+    rows = citation_rows(SentenceVerdict(sentence, UNJUDGED, None, credited={}, supported_elsewhere_by=()), "t1")
+    assert [r["status"] for r in rows] == ["stale"] * 1_000 + ["unknown"] * 1_000
+    assert _CountedLabel.tests <= 2 * len(labels), _CountedLabel.tests  # with tuple lookups: 3,998,000
