@@ -92,9 +92,9 @@ class _CountedLabel(str):
 
 
 def test_a_sentence_with_thousands_of_unknown_labels_is_read_in_one_pass():
-    """`resolved_labels` and `citation_rows` look a label up in a set, not a tuple: the bad-input
-    corpus has one sentence with 100,000 distinct unknown markers, and a lookup in a tuple made it
-    quadratic (the day's CLI run timed out)."""
+    """`resolved_labels`, `decide`'s credit and `citation_rows` look a label up in a set, not a
+    tuple: the bad-input corpus has one sentence with 100,000 distinct unknown markers, and a
+    lookup in a tuple made it quadratic (the day's CLI run timed out)."""
     labels = tuple(_CountedLabel(f"S{i}") for i in range(2_000))
     sentence = Sentence(index=0, text="Cap.", start=0, end=4, labels=labels, unknown_labels=labels,
                         stale_labels=labels[:1_000])
@@ -103,3 +103,11 @@ def test_a_sentence_with_thousands_of_unknown_labels_is_read_in_one_pass():
     rows = citation_rows(SentenceVerdict(sentence, UNJUDGED, None, credited={}, supported_elsewhere_by=()), "t1")
     assert [r["status"] for r in rows] == ["stale"] * 1_000 + ["unknown"] * 1_000
     assert _CountedLabel.tests <= 2 * len(labels), _CountedLabel.tests  # with tuple lookups: 3,998,000
+
+    # judged, with one resolved label among them: every unknown one is credited False
+    judged = Sentence(index=0, text="Cap.", start=0, end=4, labels=labels, unknown_labels=labels[1:])
+    _CountedLabel.tests = 0
+    verdict = decide(judged, Judgment(cited=True, alone={"S0": True}, rest={"S0": False}, faithful=True,
+                                      judge="recorded", judge_version="1"))
+    assert verdict.credited == {"S0": True, **{label: False for label in labels[1:]}}
+    assert _CountedLabel.tests <= 4 * len(labels), _CountedLabel.tests  # with a tuple lookup in the credit: 1,999,000

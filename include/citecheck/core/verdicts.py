@@ -67,7 +67,7 @@ def decide(sentence: Sentence, judgment: Judgment | None, *, selected: bool = Tr
 
 
 def _credit(sentence: Sentence, verdict: str, judgment: Judgment) -> dict[str, bool]:
-    unknown = sentence.unknown_labels
+    unknown = set(sentence.unknown_labels)  # a set: a sentence may carry 100k distinct labels
     credited: dict[str, bool] = {}
     for label in sentence.labels:
         if label in unknown:
