@@ -95,6 +95,7 @@ def test_criteria_given_counted_blocks_decide_as_one_answer_at_a_time():
         {"name": "recall", "metric": "citation_recall", "min": 0.9, "answers": True},
         {"name": "macro recall", "metric": "citation_recall", "min": 0.5, "averaging": "macro"},
         {"name": "numbers", "metric": "citation_recall", "min": 0.5, "where": {"has_number": "yes"}},
+        {"name": "unsupported", "metric": "unsupported_rate", "max": 0.0, "answers": True},  # a max bound
     ])
     scored = _orbit_scored()
     one_by_one, blocks = CriteriaEvaluator(criteria), CriteriaEvaluator(criteria)
@@ -104,4 +105,7 @@ def test_criteria_given_counted_blocks_decide_as_one_answer_at_a_time():
         blocks.add_counted(AnswerCounts.of(scored[start:start + 4]))
     assert [r.as_dict() for r in blocks.results()] == [r.as_dict() for r in one_by_one.results()]
     assert blocks.failing_answers() == one_by_one.failing_answers()
-    assert one_by_one.failing_answers()  # the comparison covers failing answers
+    failed = {name for names in one_by_one.failing_answers().values() for name in names}
+    assert failed == {"recall", "unsupported"}, failed  # the comparison covers a min and a max bound
+    above_max = {s.turn_id for s in scored if (ratios(turn_counts(s))["unsupported_rate"].value or 0) > 0}
+    assert {t for t, names in one_by_one.failing_answers().items() if "unsupported" in names} == above_max

@@ -117,8 +117,8 @@ class Criterion:
         out.update(on=self.on, answers=self.answers, averaging=self.averaging)
         return out
 
-    def breaks(self, value: float) -> bool:
-        """Does a value break the bound?"""
+    def breaks(self, value: Any) -> Any:
+        """Does a value break the bound? Element by element for an array of values."""
         if self.min is not None:
             return value < self.min
         return self.max is not None and value > self.max
@@ -466,7 +466,7 @@ class CriteriaEvaluator:
         voted = votes[:, at].astype(bool)
         totals.macro.extend(values[voted, at].tolist())
         if c.answers and c.bound_kind is not None:
-            breaks = voted & ((values[:, at] < c.min) if c.min is not None else (values[:, at] > c.max))
+            breaks = voted & c.breaks(values[:, at])
             totals.failing.extend(turn_ids[i] for i in np.flatnonzero(breaks))
 
     def state(self) -> list[dict[str, Any]]:
