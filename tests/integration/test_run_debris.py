@@ -19,6 +19,7 @@ import sqlalchemy as sa
 
 from citecheck import warehouse as W
 from citecheck.warehouse import runs
+from citecheck.warehouse import tables as T
 from helpers.faults import staged_rows
 
 REPO = Path(__file__).resolve().parents[2]
@@ -98,7 +99,7 @@ def test_gc_cleans_what_killed_runs_left_and_spares_a_live_run(engine, tmp_path)
     dead = job.DayRun(engine, day, "killed-run", orbit_settings())
     run_steps_until(dead, "structural")
     with engine.begin() as conn:  # its process is gone: the lease ran out
-        conn.execute(sa.text("UPDATE day_locks SET expires_at = :t"), {"t": dt.datetime(2000, 1, 1)})
+        conn.execute(T.day_locks.update().values(expires_at=dt.datetime(2000, 1, 1, tzinfo=dt.UTC)))
     assert staged_rows(engine) > 0
     assert main(["gc"]) == 0
     assert runs.run_status(engine, "killed-run") == "abandoned" and staged_rows(engine) == 0
@@ -109,3 +110,38 @@ def test_gc_cleans_what_killed_runs_left_and_spares_a_live_run(engine, tmp_path)
     run_steps_until(live, "structural")
     assert main(["runs", "--day", day.isoformat(), "--clean"]) == 0
     assert runs.run_status(engine, "live-run") == "running" and staged_rows(engine) > 0
+
+
+def test_gc_leaves_a_day_whose_holder_renewed_after_gc_read_it_as_stale(engine, monkeypatch):
+    """A paused run whose lease ran out wakes up and renews between gc's read of the day's lock and
+    gc's write: gc takes the day as any run does (compare and set), so the run keeps its day, its
+    ledger row and its staged rows, and gc reports the day busy."""
+    from citecheck import job
+    from citecheck.warehouse import locks
+    from helpers import orbit_settings, orbit_warehouse_turns, run_steps_until
+
+    W.load_turns(engine, orbit_warehouse_turns())
+    day = dt.date(2026, 11, 30)
+    paused = job.DayRun(engine, day, "paused-run", orbit_settings())
+    run_steps_until(paused, "structural")
+    with engine.begin() as conn:  # paused past its lease
+        conn.execute(T.day_locks.update().values(expires_at=dt.datetime(2000, 1, 1, tzinfo=dt.UTC)))
+    staged = staged_rows(engine)
+    read_holder, woke = locks.holder, []
+
+    def read_then_the_run_renews(conn: sa.Connection, at: dt.date) -> locks.Holder | None:
+        read = read_holder(conn, at)
+        if read is not None and read.run_id == "paused-run" and not woke:
+            woke.append(read.expires_at)  # the lease gc read is stale; the run renews right after
+            conn.execute(T.day_locks.update().where(T.day_locks.c.day == at).values(
+                expires_at=dt.datetime.now(dt.UTC) + dt.timedelta(hours=1)))
+        return read
+
+    monkeypatch.setattr(locks, "holder", read_then_the_run_renews)
+    cleaned = job.clean_debris(engine, [day])
+    monkeypatch.undo()
+    assert woke, "gc never read the paused run's stale lock"
+    assert cleaned["busy"] == [(day, "paused-run")] and cleaned["abandoned"] == {}
+    assert runs.run_status(engine, "paused-run") == "running" and staged_rows(engine) == staged > 0
+    with engine.connect() as conn:
+        assert locks.holder(conn, day).run_id == "paused-run"

@@ -15,21 +15,27 @@ def clean_debris(engine: Engine, days: Sequence[dt.date] | None, *, by: str = "c
 
     Returns `abandoned` (ISO day → run ids closed), `orphaned_staged_rows` (rows removed) and
     `busy` ((day, run id) of the live runs left alone)."""
+    import uuid
+
     from citecheck.warehouse import locks, runs
 
+    cleaner = f"{by} {uuid.uuid4().hex[:8]}"  # holds each day while it closes the day's debris
+    reason = f"abandoned: stopped without finishing; closed by {by}"
     closed: dict[str, list[str]] = {}
     busy = []
     for day in days if days is not None else runs.open_run_days(engine):
-        with engine.connect() as conn:
-            holder = locks.holder(conn, day)
-        if holder is not None and not locks.is_stale(holder):
-            busy.append((day, holder.run_id))  # a live run: its day is left alone
-            keep = holder.run_id
+        # the day taken as any run takes it: only when free or stale, compared and set, so a
+        # holder that renews its lease meanwhile (a paused process that woke up) keeps it
+        taken = locks.take(engine, day, cleaner, process=True)
+        if isinstance(taken, locks.Holder):
+            busy.append((day, taken.run_id))  # a live run: its day and its rows are left alone
+            ids = runs.close_open_runs(engine, day, keep=taken.run_id, status="abandoned", reason=reason)
         else:
-            keep = None
-            if holder is not None:
-                locks.release(engine, day, holder.run_id)
-        if ids := runs.close_open_runs(engine, day, keep=keep, status="abandoned",
-                                       reason=f"abandoned: stopped without finishing; closed by {by}"):
+            try:
+                ids = runs.close_open_runs(engine, day, keep=cleaner, generation=taken, status="abandoned",
+                                           reason=reason)
+            finally:
+                locks.release(engine, day, cleaner)
+        if ids:
             closed[day.isoformat()] = ids
     return {"abandoned": closed, "orphaned_staged_rows": runs.orphan_staging(engine), "busy": busy}
