@@ -7,6 +7,7 @@ file, so the job runs with nothing installed beyond the README setup.
 
 from __future__ import annotations
 
+import contextlib
 import operator
 import os
 import weakref
@@ -109,9 +110,38 @@ def engine_names(engine: Engine) -> WarehouseNames:
     return _NAMES.get(engine, WarehouseNames())
 
 
+# The PostgreSQL advisory lock that `init_warehouse` holds: "citechec" as a big-endian integer, halved to fit a bigint.
+INIT_LOCK_KEY = int.from_bytes(b"citechec", "big") >> 1
+
+
+@contextlib.contextmanager
+def _one_init_at_a_time(engine: Engine) -> Iterator[None]:
+    """PostgreSQL: a session advisory lock around `init_warehouse`'s DDL, so inits that start
+    together (a day's shard tasks on several workers, two loads) wait for each other; two
+    concurrent `CREATE OR REPLACE` of one function or view fail with "tuple concurrently updated".
+    SQLite lets one writer in at a time already."""
+    if engine.dialect.name != "postgresql":
+        yield
+        return
+    with engine.connect() as conn:
+        conn.execute(sa.text("SELECT pg_advisory_lock(:key)"), {"key": INIT_LOCK_KEY})
+        conn.commit()  # a session lock: held across the init's transactions, not idle in one
+        try:
+            yield
+        finally:
+            conn.execute(sa.text("SELECT pg_advisory_unlock(:key)"), {"key": INIT_LOCK_KEY})
+            conn.commit()
+
+
 def init_warehouse(engine: Engine) -> None:
     """Create the output schema and every table that does not exist yet, and (re)create the views
-    (idempotent; on SQLite an unchanged view is not rewritten, so opening a warehouse writes nothing)."""
+    (idempotent; on SQLite an unchanged view is not rewritten, so opening a warehouse writes nothing;
+    on PostgreSQL one init at a time: `_one_init_at_a_time`)."""
+    with _one_init_at_a_time(engine):
+        _create_objects(engine)
+
+
+def _create_objects(engine: Engine) -> None:
     names = engine_names(engine)
     if names.schema:
         with engine.begin() as conn:
